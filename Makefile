@@ -1,0 +1,45 @@
+# Makefile - the two commands (run, test) and friends over CMake + CTest.
+BUILD   ?= build
+ASAN    ?= build-asan
+JOBS    ?= $(shell nproc)
+CMAKE   ?= cmake
+SRCS     = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fakes/include/')
+
+.PHONY: all deps build test asan bench run format format-check clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: deps $(BUILD)/CMakeCache.txt
+	@$(CMAKE) --build $(BUILD) -j $(JOBS) -- --no-print-directory
+
+format-check:
+	@out=$$(clang-format --dry-run $(SRCS) 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out" | head -40; \
+	echo "format-check: run 'make format' (clang-format)"; exit 1; fi
+
+format:
+	@clang-format -i $(SRCS)
+
+test: build format-check
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan: deps
+	@$(CMAKE) -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DKERF_SANITIZE=ON >/dev/null
+	@$(CMAKE) --build $(ASAN) -j $(JOBS) -- --no-print-directory
+	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE nosan
+
+bench: build
+	@$(CMAKE) --build $(BUILD) --target benchmarks -- --no-print-directory
+	@scripts/bench.sh $(BUILD)
+
+run: build
+	@scripts/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN)
