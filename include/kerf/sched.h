@@ -10,9 +10,9 @@
 
 #include "kerf/core.h"
 
-#define KERF_UNLIMITED    UINT64_MAX
+#define KERF_UNLIMITED     UINT64_MAX
 #define KERF_MAX_TASK_GPUS 16
-#define KERF_TEXT_LEN     256
+#define KERF_TEXT_LEN      256
 
 typedef struct kerf_sched kerf_sched;
 
@@ -22,11 +22,11 @@ typedef struct kerf_sched kerf_sched;
  * memory; COMPUTE = guaranteed compute in percent of one GPU (a whole GPU is 100, a 3g MIG
  * instance 300/7 rounded down, a time-slice share 0); MIG_SLICES = MIG compute slices. */
 typedef enum kerf_res {
-	KERF_RES_GPUS = 0,
-	KERF_RES_MEM,
-	KERF_RES_COMPUTE,
-	KERF_RES_MIG_SLICES,
-	KERF_RES_COUNT
+        KERF_RES_GPUS = 0,
+        KERF_RES_MEM,
+        KERF_RES_COMPUTE,
+        KERF_RES_MIG_SLICES,
+        KERF_RES_COUNT
 } kerf_res;
 
 const char *kerf_res_name(kerf_res r); /* gpus mem compute mig_slices */
@@ -36,12 +36,12 @@ const char *kerf_res_name(kerf_res r); /* gpus mem compute mig_slices */
  * members of its cohort lend (at most lend_limit each, and only what they leave unused). A
  * tenant without a cohort is capped at nominal. KERF_UNLIMITED means no cap. */
 typedef struct kerf_tenant_spec {
-	const char *name;   /* 1..63 chars [A-Za-z0-9_.-] */
-	const char *cohort; /* NULL or "" = none */
-	unsigned weight;    /* fair-share weight, 1..1000; 0 means 1 */
-	uint64_t nominal[KERF_RES_COUNT];
-	uint64_t borrow_limit[KERF_RES_COUNT];
-	uint64_t lend_limit[KERF_RES_COUNT];
+        const char *name;   /* 1..63 chars [A-Za-z0-9_.-] */
+        const char *cohort; /* NULL or "" = none */
+        unsigned weight;    /* fair-share weight, 1..1000; 0 means 1 */
+        uint64_t nominal[KERF_RES_COUNT];
+        uint64_t borrow_limit[KERF_RES_COUNT];
+        uint64_t lend_limit[KERF_RES_COUNT];
 } kerf_tenant_spec;
 
 /* Fills `t` with an unlimited quota, weight 1, no cohort, and the given name (not copied). */
@@ -50,20 +50,20 @@ void kerf_tenant_spec_init(kerf_tenant_spec *t, const char *name);
 /* ---- policy ----------------------------------------------------------------------------- */
 
 typedef enum kerf_place_policy {
-	KERF_PLACE_KERF = 0, /* fragmentation-aware (default) */
-	KERF_PLACE_BESTFIT,  /* baseline: least free capacity left that still fits */
-	KERF_PLACE_FIRSTFIT, /* baseline: first GPU in fleet order that fits */
+        KERF_PLACE_KERF = 0, /* fragmentation-aware (default) */
+        KERF_PLACE_BESTFIT,  /* baseline: least free capacity left that still fits */
+        KERF_PLACE_FIRSTFIT, /* baseline: first GPU in fleet order that fits */
 } kerf_place_policy;
 
 /* Which routes (unit kinds) a workload type + risk tier may use, in preference order. */
 typedef struct kerf_policy {
-	kerf_unit_kind routes[KERF_WL_COUNT][KERF_TIER_COUNT][KERF_UNIT_KIND_COUNT];
-	unsigned n_routes[KERF_WL_COUNT][KERF_TIER_COUNT];
-	bool force_preemptible[KERF_WL_COUNT]; /* default: batch */
-	kerf_place_policy place;
-	bool preemption;         /* allow preempting lower-priority preemptible tasks (default on) */
-	bool mig_reconfigure;    /* allow destroying idle MIG instances to fit others (default on) */
-	uint64_t dev_default_mem; /* memory for dev/time-slice requests that give none: 8 GiB */
+        kerf_unit_kind routes[KERF_WL_COUNT][KERF_TIER_COUNT][KERF_UNIT_KIND_COUNT];
+        unsigned n_routes[KERF_WL_COUNT][KERF_TIER_COUNT];
+        bool force_preemptible[KERF_WL_COUNT]; /* default: batch */
+        kerf_place_policy place;
+        bool preemption;      /* allow preempting lower-priority preemptible tasks (default on) */
+        bool mig_reconfigure; /* allow destroying idle MIG instances to fit others (default on) */
+        uint64_t dev_default_mem; /* memory for dev/time-slice requests that give none: 8 GiB */
 } kerf_policy;
 
 /* Writes the documented defaults (docs/SCHEDULER.md):
@@ -75,30 +75,32 @@ void kerf_policy_default(kerf_policy *p);
 /* Sets the route list of one workload/tier. 1..KERF_UNIT_KIND_COUNT distinct kinds.
  * Returns 0 or -EINVAL. */
 int kerf_policy_set_routes(kerf_policy *p, kerf_workload w, kerf_tier t,
-			   const kerf_unit_kind *routes, unsigned n);
+                           const kerf_unit_kind *routes, unsigned n);
 
 /* ---- requests and tasks ----------------------------------------------------------------- */
 
 /* A task's request. Strings are copied by kerf_sched_submit. */
 typedef struct kerf_request {
-	const char *name;      /* optional, <= 63 chars */
-	const char *tenant;    /* must exist */
-	const char *queue;     /* NULL/"" = "default"; 1..63 chars [A-Za-z0-9_.-] */
-	kerf_workload workload;
-	kerf_tier tier;
-	int route;             /* -1: policy decides; else a kerf_unit_kind the user insists on */
-	const char *mig_profile; /* optional explicit MIG profile name ("3g.71gb"): implies MIG */
-	unsigned gpus;         /* GPUs wanted; > 1 only for whole GPUs. 0 means 1 */
-	uint64_t mem_bytes;    /* GPU memory per GPU; 0 = whole GPU's memory for whole, else policy */
-	unsigned compute_pct;  /* guaranteed compute share per GPU, 0..100 */
-	unsigned compute_limit_pct; /* burst limit (slices): compute_pct..100; 0 = compute_pct */
-	uint64_t cpu_milli;    /* host CPU on the node, 0 = none */
-	uint64_t host_mem_bytes;
-	uint64_t model_mask;   /* bit i: may run on kerf_gpu_model_at(i); 0 = any */
-	int priority;          /* higher runs first; -1000..1000 */
-	bool preemptible;
-	uint64_t max_runtime_s; /* recorded for the executor; 0 = none */
-	uint64_t idle_timeout_s;
+        const char *name;   /* optional, <= 63 chars */
+        const char *tenant; /* must exist */
+        const char *queue;  /* NULL/"" = "default"; 1..63 chars [A-Za-z0-9_.-] */
+        kerf_workload workload;
+        kerf_tier tier;
+        int route;               /* -1: policy decides; else a kerf_unit_kind the user insists on */
+        const char *mig_profile; /* optional explicit MIG profile name ("3g.71gb"): implies MIG */
+        unsigned gpus;           /* GPUs wanted; > 1 only for whole GPUs. 0 means 1 */
+        uint64_t mem_bytes; /* GPU memory per GPU; 0 = whole GPU's memory for whole, else policy */
+        unsigned mem_permille; /* alternative to mem_bytes for shares: this fraction (1..1000) of
+                                * the chosen GPU's memory, e.g. the openb trace's gpu_milli */
+        unsigned compute_pct;  /* guaranteed compute share per GPU, 0..100 */
+        unsigned compute_limit_pct; /* burst limit (slices): compute_pct..100; 0 = compute_pct */
+        uint64_t cpu_milli;         /* host CPU on the node, 0 = none */
+        uint64_t host_mem_bytes;
+        uint64_t model_mask; /* bit i: may run on kerf_gpu_model_at(i); 0 = any */
+        int priority;        /* higher runs first; -1000..1000 */
+        bool preemptible;
+        uint64_t max_runtime_s; /* recorded for the executor; 0 = none */
+        uint64_t idle_timeout_s;
 } kerf_request;
 
 /* Initialises a request to: queue default, workload batch, tier queueable, route -1, 1 GPU,
@@ -106,115 +108,115 @@ typedef struct kerf_request {
 void kerf_request_init(kerf_request *r);
 
 typedef enum kerf_task_state {
-	KERF_TASK_PENDING = 0,
-	KERF_TASK_STARTING, /* placed; waiting for a MIG instance to be created */
-	KERF_TASK_RUNNING,
-	KERF_TASK_STATE_COUNT
+        KERF_TASK_PENDING = 0,
+        KERF_TASK_STARTING, /* placed; waiting for a MIG instance to be created */
+        KERF_TASK_RUNNING,
+        KERF_TASK_STATE_COUNT
 } kerf_task_state;
 const char *kerf_task_state_name(kerf_task_state s);
 
 /* Why something happened or did not. */
 typedef enum kerf_why {
-	KERF_WHY_NONE = 0,
-	KERF_WHY_PLACED,         /* started */
-	KERF_WHY_QUOTA,          /* tenant nominal quota (no cohort, or borrow limit) */
-	KERF_WHY_COHORT,         /* would need to borrow more than the cohort lends now */
-	KERF_WHY_NO_FIT,         /* no GPU has the free capacity */
-	KERF_WHY_FRAGMENTED,     /* enough capacity in total, but no single placement holds it */
-	KERF_WHY_NODE_RESOURCES, /* GPU capacity exists but node CPU / host memory does not */
-	KERF_WHY_QUEUE_ORDER,    /* behind a higher-priority / older task of the same queue */
-	KERF_WHY_FAIR_SHARE,     /* other tenants with lower dominant share go first */
-	KERF_WHY_MIG_PENDING,    /* waiting for the backend to create / destroy MIG instances */
-	KERF_WHY_PREEMPTED,      /* evicted by a higher-priority task */
-	KERF_WHY_RECLAIMED,      /* evicted: a lender took back quota this task borrowed */
-	KERF_WHY_FAULT,          /* its GPU or MIG instance faulted */
-	KERF_WHY_BACKEND_REFUSED,/* the backend refused to create its unit */
-	KERF_WHY_NOT_TRIED,      /* not yet considered */
-	KERF_WHY_COUNT
+        KERF_WHY_NONE = 0,
+        KERF_WHY_PLACED,          /* started */
+        KERF_WHY_QUOTA,           /* tenant nominal quota (no cohort, or borrow limit) */
+        KERF_WHY_COHORT,          /* would need to borrow more than the cohort lends now */
+        KERF_WHY_NO_FIT,          /* no GPU has the free capacity */
+        KERF_WHY_FRAGMENTED,      /* enough capacity in total, but no single placement holds it */
+        KERF_WHY_NODE_RESOURCES,  /* GPU capacity exists but node CPU / host memory does not */
+        KERF_WHY_QUEUE_ORDER,     /* behind a higher-priority / older task of the same queue */
+        KERF_WHY_FAIR_SHARE,      /* other tenants with lower dominant share go first */
+        KERF_WHY_MIG_PENDING,     /* waiting for the backend to create / destroy MIG instances */
+        KERF_WHY_PREEMPTED,       /* evicted by a higher-priority task */
+        KERF_WHY_RECLAIMED,       /* evicted: a lender took back quota this task borrowed */
+        KERF_WHY_FAULT,           /* its GPU or MIG instance faulted */
+        KERF_WHY_BACKEND_REFUSED, /* the backend refused to create its unit */
+        KERF_WHY_NOT_TRIED,       /* not yet considered */
+        KERF_WHY_COUNT
 } kerf_why;
 const char *kerf_why_name(kerf_why w); /* machine-readable: "quota", "no_fit", ... */
 
 /* A reason: code, the other task involved (preemptor/victim/blocker, 0 if none) and words. */
 typedef struct kerf_reason {
-	kerf_why code;
-	uint64_t other_task;
-	char text[KERF_TEXT_LEN];
+        kerf_why code;
+        uint64_t other_task;
+        char text[KERF_TEXT_LEN];
 } kerf_reason;
 
 /* Snapshot of a task, owned by the caller. */
 typedef struct kerf_task_info {
-	uint64_t id;
-	kerf_task_state state;
-	char name[KERF_NAME_LEN];
-	char tenant[KERF_NAME_LEN];
-	char queue[KERF_NAME_LEN];
-	kerf_workload workload;
-	kerf_tier tier;
-	int priority;
-	bool preemptible;
-	kerf_unit_kind route;   /* valid when not pending */
-	unsigned n_units;
-	uint64_t units[KERF_MAX_TASK_GPUS];
-	unsigned gpus[KERF_MAX_TASK_GPUS]; /* fleet GPU index of each unit */
-	uint64_t mem_bytes;     /* per GPU granted (or requested while pending) */
-	unsigned compute_pct, compute_limit_pct;
-	uint64_t usage[KERF_RES_COUNT]; /* quota charged while placed */
-	bool borrowing;         /* uses cohort-borrowed quota */
-	unsigned preemptions;   /* times preempted */
-	uint64_t submit_seq;    /* logical order of submission */
-	kerf_reason reason;     /* last decision about it */
+        uint64_t id;
+        kerf_task_state state;
+        char name[KERF_NAME_LEN];
+        char tenant[KERF_NAME_LEN];
+        char queue[KERF_NAME_LEN];
+        kerf_workload workload;
+        kerf_tier tier;
+        int priority;
+        bool preemptible;
+        kerf_unit_kind route; /* valid when not pending */
+        unsigned n_units;
+        uint64_t units[KERF_MAX_TASK_GPUS];
+        unsigned gpus[KERF_MAX_TASK_GPUS]; /* fleet GPU index of each unit */
+        uint64_t mem_bytes;                /* per GPU granted (or requested while pending) */
+        unsigned compute_pct, compute_limit_pct;
+        uint64_t usage[KERF_RES_COUNT]; /* quota charged while placed */
+        bool borrowing;                 /* uses cohort-borrowed quota */
+        unsigned preemptions;           /* times preempted */
+        uint64_t submit_seq;            /* logical order of submission */
+        kerf_reason reason;             /* last decision about it */
 } kerf_task_info;
 
 /* ---- units and GPUs --------------------------------------------------------------------- */
 
 typedef struct kerf_unit_info {
-	uint64_t id;
-	kerf_unit_kind kind;
-	kerf_unit_state state;
-	unsigned gpu;            /* fleet GPU index */
-	char gpu_uuid[KERF_UUID_LEN];
-	uint64_t task;           /* holding task, 0 if none */
-	uint64_t mem_bytes;
-	unsigned compute_pct, compute_limit_pct;
-	unsigned mig_profile_id; /* MIG only */
-	unsigned mig_start;      /* MIG only: first memory slice */
-	const char *mig_profile_name; /* MIG only, static string */
+        uint64_t id;
+        kerf_unit_kind kind;
+        kerf_unit_state state;
+        unsigned gpu; /* fleet GPU index */
+        char gpu_uuid[KERF_UUID_LEN];
+        uint64_t task; /* holding task, 0 if none */
+        uint64_t mem_bytes;
+        unsigned compute_pct, compute_limit_pct;
+        unsigned mig_profile_id;      /* MIG only */
+        unsigned mig_start;           /* MIG only: first memory slice */
+        const char *mig_profile_name; /* MIG only, static string */
 } kerf_unit_info;
 
 typedef struct kerf_gpu_state {
-	unsigned gpu;
-	kerf_gpu_mode mode;
-	bool faulted;
-	unsigned n_units;
-	uint64_t mem_total, mem_reserved;
-	unsigned compute_reserved; /* percent */
-	uint8_t mig_used_mask;     /* memory slices held by MIG instances (any state) */
-	unsigned mig_compute_used; /* compute slices */
+        unsigned gpu;
+        kerf_gpu_mode mode;
+        bool faulted;
+        unsigned n_units;
+        uint64_t mem_total, mem_reserved;
+        unsigned compute_reserved; /* percent */
+        uint8_t mig_used_mask;     /* memory slices held by MIG instances (any state) */
+        unsigned mig_compute_used; /* compute slices */
 } kerf_gpu_state;
 
 /* ---- decisions -------------------------------------------------------------------------- */
 
 typedef enum kerf_decision_kind {
-	KERF_DEC_START = 0,  /* task got its units: start it */
-	KERF_DEC_PREEMPT,    /* stop the task (it goes back to pending); by_task takes its place */
-	KERF_DEC_MIG_CREATE, /* backend: create a GI (+ full CI) of mig_profile_id at mig_start */
-	KERF_DEC_MIG_DESTROY,/* backend: destroy the MIG instance of `unit` */
-	KERF_DEC_GPU_MODE,   /* informational: a free GPU was switched to `mode` */
-	KERF_DEC_KIND_COUNT
+        KERF_DEC_START = 0,   /* task got its units: start it */
+        KERF_DEC_PREEMPT,     /* stop the task (it goes back to pending); by_task takes its place */
+        KERF_DEC_MIG_CREATE,  /* backend: create a GI (+ full CI) of mig_profile_id at mig_start */
+        KERF_DEC_MIG_DESTROY, /* backend: destroy the MIG instance of `unit` */
+        KERF_DEC_GPU_MODE,    /* informational: a free GPU was switched to `mode` */
+        KERF_DEC_KIND_COUNT
 } kerf_decision_kind;
 const char *kerf_decision_kind_name(kerf_decision_kind k);
 
 typedef struct kerf_decision {
-	kerf_decision_kind kind;
-	uint64_t seq;      /* monotonic per scheduler */
-	uint64_t task;     /* START/PREEMPT: the task; MIG_CREATE: the task it is for */
-	uint64_t by_task;  /* PREEMPT: the task that needs the room */
-	unsigned n_units;
-	uint64_t units[KERF_MAX_TASK_GPUS];
-	unsigned gpu;      /* MIG_*, GPU_MODE: fleet GPU index */
-	unsigned mig_profile_id, mig_start;
-	kerf_gpu_mode mode;
-	kerf_reason reason;
+        kerf_decision_kind kind;
+        uint64_t seq;     /* monotonic per scheduler */
+        uint64_t task;    /* START/PREEMPT: the task; MIG_CREATE: the task it is for */
+        uint64_t by_task; /* PREEMPT: the task that needs the room */
+        unsigned n_units;
+        uint64_t units[KERF_MAX_TASK_GPUS];
+        unsigned gpu; /* MIG_*, GPU_MODE: fleet GPU index */
+        unsigned mig_profile_id, mig_start;
+        kerf_gpu_mode mode;
+        kerf_reason reason;
 } kerf_decision;
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -231,12 +233,12 @@ const kerf_fleet *kerf_sched_fleet(const kerf_sched *s);
 int kerf_sched_tenant_set(kerf_sched *s, const kerf_tenant_spec *t);
 /* Current usage of a tenant, in the kerf_res units. -ENOENT if unknown. */
 int kerf_sched_tenant_usage(const kerf_sched *s, const char *tenant,
-			    uint64_t ret_usage[KERF_RES_COUNT]);
+                            uint64_t ret_usage[KERF_RES_COUNT]);
 
 /* Declares an existing MIG instance on an MIG-enabled GPU (discovered by a backend). Returns the
  * new unit id (> 0) through *ret_unit, or -EINVAL / -KERF_EINUSE (overlap). */
 int kerf_sched_mig_adopt(kerf_sched *s, unsigned gpu, unsigned profile_id, unsigned start,
-			 uint64_t *ret_unit);
+                         uint64_t *ret_unit);
 
 /* Validates and enqueues a request. Returns 0 and the task id through *ret_id; -EINVAL (bad
  * field; `why` says which), -ENOENT (unknown tenant), -KERF_ENEVER (no route could ever hold it
@@ -261,8 +263,8 @@ int kerf_sched_mig_done(kerf_sched *s, uint64_t unit, int result);
 /* Marks a GPU (unit == 0) or one MIG unit faulted. Tasks on it are taken off: requeued (pending
  * again, reason FAULT) when `requeue`, otherwise removed. Their ids are written to
  * ret_tasks[0..max) and their number returned (it may exceed max). -EINVAL/-ENOENT on bad ids. */
-int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue,
-		     uint64_t *ret_tasks, size_t max);
+int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, uint64_t *ret_tasks,
+                     size_t max);
 /* Makes a faulted GPU (unit == 0: the GPU and its faulted MIG units) or unit usable again. */
 int kerf_sched_recover(kerf_sched *s, unsigned gpu, uint64_t unit);
 
@@ -279,30 +281,30 @@ size_t kerf_sched_task_list(const kerf_sched *s, kerf_task_state st, uint64_t *o
 
 /* What a pending task waits for, per route tried, and what would let it run. */
 typedef struct kerf_explain {
-	uint64_t task;
-	kerf_task_state state;
-	kerf_reason reason;          /* the main reason */
-	unsigned n_routes;
-	struct {
-		kerf_unit_kind route;
-		kerf_why code;
-		char text[KERF_TEXT_LEN];
-	} routes[KERF_UNIT_KIND_COUNT];
-	unsigned queue_position;     /* 1 = head of its queue */
-	unsigned fair_share_rank;    /* 1 = its tenant goes first */
-	double dominant_share;       /* of its tenant, 0..1 */
-	char hint[KERF_TEXT_LEN];    /* what would let it run */
+        uint64_t task;
+        kerf_task_state state;
+        kerf_reason reason; /* the main reason */
+        unsigned n_routes;
+        struct {
+                kerf_unit_kind route;
+                kerf_why code;
+                char text[KERF_TEXT_LEN];
+        } routes[KERF_UNIT_KIND_COUNT];
+        unsigned queue_position;  /* 1 = head of its queue */
+        unsigned fair_share_rank; /* 1 = its tenant goes first */
+        double dominant_share;    /* of its tenant, 0..1 */
+        char hint[KERF_TEXT_LEN]; /* what would let it run */
 } kerf_explain;
 
 /* Explains task `task` now (computed fresh, no state change). Returns 0 or -ENOENT. */
 int kerf_sched_explain(const kerf_sched *s, uint64_t task, kerf_explain *ret);
 
 typedef struct kerf_sched_stats {
-	uint64_t attempts;    /* placement attempts (one per task considered) */
-	uint64_t placed;
-	uint64_t preemptions;
-	uint64_t mig_creates, mig_destroys;
-	uint64_t pending, running;
+        uint64_t attempts; /* placement attempts (one per task considered) */
+        uint64_t placed;
+        uint64_t preemptions;
+        uint64_t mig_creates, mig_destroys;
+        uint64_t pending, running;
 } kerf_sched_stats;
 void kerf_sched_stats_get(const kerf_sched *s, kerf_sched_stats *ret);
 

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* internal.h - the scheduler's private state, shared by the files of src/sched */
+#ifndef KERF_SCHED_INTERNAL_H
+#define KERF_SCHED_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "kerf/errno.h"
+#include "kerf/sched.h"
+#include "u64map.h"
+
+struct stask;
+struct stenant;
+
+/* Request classes for the fragmentation score: shares needing (i+1)*10% compute for i < 10,
+ * then whole-GPU requests of 1, 2, 4 and 8 GPUs. */
+#define KERF_NCLS_SHARE 10
+#define KERF_NCLS       14
+void kerf__class_note(struct kerf_sched *s, unsigned ngpus, bool whole, unsigned compute);
+
+typedef struct sunit {
+        uint64_t id;
+        kerf_unit_kind kind;
+        kerf_unit_state state;
+        unsigned gpu;
+        struct stask *task; /* holder when ASSIGNED, or the task a CREATING unit is for */
+        uint64_t mem;
+        unsigned compute, limit;
+        const kerf_mig_profile *prof;
+        unsigned start;
+        struct sunit *next, *prev; /* per-GPU list, in creation order */
+} sunit;
+
+typedef struct sgpu {
+        const kerf_gpu_desc *d;
+        unsigned idx;
+        kerf_gpu_mode mode;
+        bool faulted;
+        uint64_t mem_total, mem_res;
+        unsigned comp_res;     /* guaranteed compute reserved, percent */
+        uint8_t mig_mask;      /* memory slices held by instances (any state) */
+        uint8_t mig_plan_mask; /* slices promised to a planned create (destroys outstanding) */
+        unsigned mig_compute;  /* compute slices held */
+        unsigned n_units;
+        sunit *head, *tail;
+} sgpu;
+
+typedef struct snode {
+        uint64_t cpu_free, mem_free; /* UINT64_MAX when not accounted */
+} snode;
+
+typedef struct squeue {
+        char name[KERF_NAME_LEN];
+        struct stenant *tenant;
+        struct stask **heap; /* max-heap by (priority, -seq) */
+        size_t len, cap;
+        uint64_t blocked_gen; /* head could not run at this generation */
+        struct squeue *next;  /* tenant's queues */
+} squeue;
+
+typedef struct stenant {
+        char name[KERF_NAME_LEN];
+        int cohort; /* index into cohort names, -1 none */
+        unsigned weight;
+        unsigned idx;
+        uint64_t nominal[KERF_RES_COUNT], borrow[KERF_RES_COUNT], lend[KERF_RES_COUNT];
+        uint64_t usage[KERF_RES_COUNT];
+        uint64_t grand[KERF_RES_COUNT]; /* usage above a lowered quota, kept until it drains */
+        double share;                   /* weighted dominant share */
+        squeue *queues;
+        size_t n_pending;
+} stenant;
+
+/* A plan to place a task: what try_place found. */
+typedef struct splan {
+        kerf_unit_kind route;
+        unsigned n;
+        unsigned gpus[KERF_MAX_TASK_GPUS];
+        sunit *reuse;                 /* MIG: existing READY instance */
+        const kerf_mig_profile *prof; /* MIG: profile */
+        unsigned start;               /* MIG: start slice of a new instance */
+        unsigned n_destroy;           /* MIG: idle instances to destroy first */
+        sunit *destroy[KERF_MIG_SLICES];
+        uint64_t mem; /* per GPU */
+        unsigned compute, limit;
+        uint64_t charge[KERF_RES_COUNT];
+        bool borrowing;
+        kerf_gpu_mode switch_mode; /* FREE GPU switched to this mode (or FREE = no switch) */
+} splan;
+
+typedef struct stask {
+        uint64_t id;
+        uint64_t seq;
+        kerf_task_state state;
+        char name[KERF_NAME_LEN];
+        stenant *tenant;
+        squeue *queue;
+        size_t heap_idx;
+        /* request */
+        kerf_workload wl;
+        kerf_tier tier;
+        int route_req;                       /* -1 or kind */
+        const kerf_mig_profile *mig_req_any; /* non-NULL: explicit profile requested (by name) */
+        char mig_name[24];
+        unsigned ngpus;
+        uint64_t mem_req;
+        unsigned mem_permille;
+        unsigned compute, limit;
+        uint64_t cpu, hmem, model_mask;
+        int prio;
+        bool preemptible;
+        uint64_t max_runtime, idle_timeout;
+        /* placement */
+        kerf_unit_kind route;
+        unsigned node;
+        unsigned n_units;
+        sunit *units[KERF_MAX_TASK_GPUS];
+        uint64_t charge[KERF_RES_COUNT];
+        bool borrowing;
+        unsigned destroys_left; /* STARTING: destroys outstanding before the create */
+        splan plan;             /* STARTING: what to create */
+        unsigned preemptions;
+        bool doomed; /* preemption what-if: counted as gone */
+        kerf_reason reason;
+} stask;
+
+struct kerf_sched {
+        kerf_fleet *fleet;
+        kerf_policy pol;
+        sgpu *gpus;
+        size_t n_gpus;
+        snode *nodes;
+        stenant **tenants;
+        size_t n_tenants, cap_tenants;
+        char (*cohorts)[KERF_NAME_LEN];
+        size_t n_cohorts;
+        uint64_t cap[KERF_RES_COUNT]; /* fleet totals for dominant share */
+        kerf_u64map tasks;
+        kerf_u64map units;
+        uint64_t next_task, next_unit, next_seq, dec_seq;
+        bool whatif;   /* place.c treats units of doomed tasks as free */
+        int only_node; /* place_whole restricted to this node when >= 0 */
+        uint64_t gen;  /* bumped whenever capacity or quota changes */
+        stask **ready; /* STARTING tasks whose destroys are done: emit their create next step */
+        size_t n_ready, cap_ready;
+        kerf_sched_stats st;
+        double cls[KERF_NCLS]; /* decayed popularity of request classes (fragmentation score) */
+        /* decisions not yet handed out by kerf_sched_step (FIFO) */
+        kerf_decision *dq;
+        size_t dq_head, dq_len, dq_cap;
+};
+
+/* reason.c */
+void kerf__reason_set(kerf_reason *r, kerf_why code, uint64_t other, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* quota.c */
+void kerf__tenant_share_update(kerf_sched *s, stenant *t);
+/* Checks whether `t` may take `charge` more. Returns KERF_WHY_NONE, QUOTA or COHORT and
+ * sets *ret_borrow when the charge needs cohort borrowing. `text` gets words on failure. */
+kerf_why kerf__quota_check(const kerf_sched *s, const stenant *t, const uint64_t *charge,
+                           bool *ret_borrow, char *text, size_t len);
+void kerf__quota_charge(kerf_sched *s, stenant *t, const uint64_t *charge, int sign);
+uint64_t kerf__cohort_borrowed(const kerf_sched *s, int cohort, unsigned r);
+
+/* place.c */
+/* Finds a placement for `t` on one of its routes. Returns KERF_WHY_NONE and fills *plan, or
+ * the reason it cannot run now (text in `text`, per-route detail in `ex` when not NULL). */
+kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, char *text, size_t len,
+                     kerf_explain *ex);
+/* Same for one route only, restricted to GPU `only` when only >= 0. */
+kerf_why kerf__place_route(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
+                           char *text, size_t len);
+bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind route, char *text,
+                          size_t len);
+const kerf_mig_profile *kerf__mig_profile_for(const stask *t, const kerf_gpu_model *m);
+uint64_t kerf__task_mem_on(const stask *t, const sgpu *g);
+
+/* units.c */
+sunit *kerf__unit_new(kerf_sched *s, sgpu *g, kerf_unit_kind kind);
+void kerf__unit_free(kerf_sched *s, sunit *u);
+/* Gives the plan's units to `t` (task state RUNNING or STARTING) and charges quota + node. */
+int kerf__task_bind(kerf_sched *s, stask *t, splan *p);
+/* Releases all units and charges of `t`; MIG units go back to READY. */
+void kerf__task_unbind(kerf_sched *s, stask *t);
+/* Takes a placed task off its units and puts it back in its queue with a reason. */
+int kerf__task_evict(kerf_sched *s, stask *t, kerf_why code, uint64_t by, const char *text);
+/* Emits the MIG_CREATE of a STARTING task whose destroys are all confirmed. */
+int kerf__mig_create_planned(kerf_sched *s, stask *t);
+int kerf__emit(kerf_sched *s, kerf_decision_kind k, stask *t, const kerf_reason *why);
+
+/* queue.c */
+int kerf__queue_push(squeue *q, stask *t);
+void kerf__queue_remove(squeue *q, stask *t);
+stask *kerf__queue_top(const squeue *q);
+bool kerf__task_before(const stask *a, const stask *b);
+/* Puts a task (back) into its queue as PENDING. */
+int kerf__task_enqueue(kerf_sched *s, stask *t);
+
+/* preempt.c */
+/* Tries to make room for `t` by preempting; on success the task is placed (plan filled,
+ * victims evicted with PREEMPT decisions) and true is returned. */
+bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan);
+
+#endif /* KERF_SCHED_INTERNAL_H */

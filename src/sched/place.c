@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* place.c - finding units for a task: whole GPUs, MIG instances and shares, with a
+ * fragmentation-aware score (after FGD, ATC'23) and best-fit / first-fit baselines */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const unsigned whole_k[4] = {1, 2, 4, 8};
+
+void kerf__class_note(kerf_sched *s, unsigned ngpus, bool whole, unsigned compute)
+{
+        unsigned c;
+        if (whole) {
+                c = KERF_NCLS_SHARE + (ngpus >= 8 ? 3 : ngpus >= 4 ? 2 : ngpus >= 2 ? 1 : 0);
+        } else {
+                c = compute == 0 ? 0 : (compute - 1) / 10;
+                if (c >= KERF_NCLS_SHARE)
+                        c = KERF_NCLS_SHARE - 1;
+        }
+        /* exponential decay keeps the estimate of the target workload recent */
+        for (unsigned i = 0; i < KERF_NCLS; i++)
+                s->cls[i] *= 0.999;
+        s->cls[c] += 1.0;
+}
+
+uint64_t kerf__task_mem_on(const stask *t, const sgpu *g)
+{
+        if (t->mem_permille)
+                return g->mem_total * t->mem_permille / 1000;
+        return t->mem_req;
+}
+
+static bool model_ok(const stask *t, const sgpu *g)
+{
+        if (!t->model_mask)
+                return true;
+        int mi = kerf_gpu_model_index(g->d->model);
+        return mi >= 0 && mi < 64 && (t->model_mask >> mi) & 1;
+}
+
+/* Node resources for one more GPU-set of `t` on node n. */
+static bool node_ok(const kerf_sched *s, const stask *t, unsigned n)
+{
+        const snode *nd = &s->nodes[n];
+        return nd->cpu_free >= t->cpu && nd->mem_free >= t->hmem;
+}
+
+/* Free fraction of a GPU in percent, as the fragmentation score sees it. */
+static unsigned gpu_free_pct(const sgpu *g)
+{
+        if (g->faulted)
+                return 0;
+        switch (g->mode) {
+        case KERF_GPU_MODE_FREE:
+                return 100;
+        case KERF_GPU_MODE_SHARED:
+        case KERF_GPU_MODE_MPS: {
+                unsigned c = 100 - g->comp_res;
+                unsigned m = (unsigned)((g->mem_total - g->mem_res) * 100 / g->mem_total);
+                return c < m ? c : m;
+        }
+        default:
+                return 0;
+        }
+}
+
+static double frag_gpu(const kerf_sched *s, unsigned freep)
+{
+        double f = 0;
+        for (unsigned m = 0; m < KERF_NCLS_SHARE; m++)
+                if (freep < (m + 1) * 10)
+                        f += s->cls[m] * freep;
+        return f;
+}
+
+static double frag_node(const kerf_sched *s, unsigned nfree, unsigned shared_free)
+{
+        double f = 0;
+        for (unsigned k = 0; k < 4; k++)
+                f += s->cls[KERF_NCLS_SHARE + k] *
+                     (double)(nfree >= whole_k[k] ? shared_free : shared_free + 100 * nfree);
+        return f;
+}
+
+typedef struct nodeagg {
+        unsigned nfree, shared_free;
+} nodeagg;
+
+static void node_agg(const kerf_sched *s, unsigned n, nodeagg *a)
+{
+        const kerf_node_desc *nd = &s->fleet->nodes[n];
+        a->nfree = a->shared_free = 0;
+        for (unsigned i = 0; i < nd->n_gpus; i++) {
+                const sgpu *g = &s->gpus[nd->first_gpu + i];
+                if (g->faulted)
+                        continue;
+                if (g->mode == KERF_GPU_MODE_FREE)
+                        a->nfree++;
+                else if (g->mode == KERF_GPU_MODE_SHARED || g->mode == KERF_GPU_MODE_MPS)
+                        a->shared_free += gpu_free_pct(g);
+        }
+}
+
+/* Change in fragmentation when GPU g (on a node with aggregate a) goes to free_after. */
+static double frag_delta(const kerf_sched *s, const sgpu *g, const nodeagg *a, unsigned after,
+                         bool becomes_shared)
+{
+        unsigned before = gpu_free_pct(g);
+        nodeagg b = *a;
+        if (g->mode == KERF_GPU_MODE_FREE)
+                b.nfree--;
+        else
+                b.shared_free -= before;
+        if (becomes_shared)
+                b.shared_free += after;
+        return frag_gpu(s, after) - frag_gpu(s, before) + frag_node(s, b.nfree, b.shared_free) -
+               frag_node(s, a->nfree, a->shared_free);
+}
+
+static void charge_set(splan *p, const sgpu *g)
+{
+        memset(p->charge, 0, sizeof(p->charge));
+        switch (p->route) {
+        case KERF_UNIT_WHOLE:
+                p->charge[KERF_RES_GPUS] = p->n;
+                p->charge[KERF_RES_MEM] = g->mem_total * p->n;
+                p->charge[KERF_RES_COMPUTE] = 100ULL * p->n;
+                break;
+        case KERF_UNIT_MIG:
+                p->charge[KERF_RES_MIG_SLICES] = p->prof->compute_slices;
+                p->charge[KERF_RES_MEM] = p->prof->mem_mib * KERF_MIB;
+                p->charge[KERF_RES_COMPUTE] = p->prof->compute_slices * 100 / KERF_MIG_COMPUTE;
+                break;
+        case KERF_UNIT_SLICE:
+        case KERF_UNIT_MPS:
+                p->charge[KERF_RES_MEM] = p->mem;
+                p->charge[KERF_RES_COMPUTE] = p->compute;
+                break;
+        case KERF_UNIT_TSLICE:
+                p->charge[KERF_RES_MEM] = p->mem;
+                break;
+        default:
+                break;
+        }
+}
+
+/* ---- shares: slice, time-slice, MPS ------------------------------------------------------ */
+
+/* A GPU's sharing state as a what-if sees it: units of doomed tasks count as gone. */
+typedef struct geff {
+        kerf_gpu_mode mode;
+        uint64_t mem_res;
+        unsigned comp_res;
+} geff;
+
+static void gpu_eff(const kerf_sched *s, const sgpu *g, geff *e)
+{
+        e->mode = g->mode;
+        e->mem_res = g->mem_res;
+        e->comp_res = g->comp_res;
+        if (!s->whatif || g->mode == KERF_GPU_MODE_MIG)
+                return;
+        unsigned left = 0;
+        for (const sunit *u = g->head; u; u = u->next) {
+                if (u->task && u->task->doomed) {
+                        e->mem_res -= u->mem;
+                        e->comp_res -= u->compute;
+                } else {
+                        left++;
+                }
+        }
+        if (left == 0)
+                e->mode = KERF_GPU_MODE_FREE;
+}
+
+static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
+                            char *text, size_t len)
+{
+        kerf_gpu_mode want = route == KERF_UNIT_MPS ? KERF_GPU_MODE_MPS : KERF_GPU_MODE_SHARED;
+        unsigned comp = route == KERF_UNIT_TSLICE ? 0 : t->compute;
+        int best = -1;
+        double best_score = 0;
+        uint64_t best_left = 0;
+        bool any_model = false, node_short = false;
+        uint64_t total_free_mem = 0, max_mem = 0;
+        nodeagg agg = {0, 0};
+        int agg_node = -1;
+
+        for (size_t i = 0; i < s->n_gpus; i++) {
+                sgpu *g = &s->gpus[i];
+                if (only >= 0 && (size_t)only != i)
+                        continue;
+                if (g->faulted || !model_ok(t, g) || g->mode == KERF_GPU_MODE_MIG)
+                        continue;
+                geff e;
+                gpu_eff(s, g, &e);
+                if (e.mode != KERF_GPU_MODE_FREE && e.mode != want)
+                        continue;
+                any_model = true;
+                uint64_t mem = kerf__task_mem_on(t, g);
+                uint64_t mfree = g->mem_total - e.mem_res;
+                total_free_mem += mfree;
+                if (mfree > max_mem)
+                        max_mem = mfree;
+                if (mem > mfree || comp + e.comp_res > 100)
+                        continue;
+                if (!node_ok(s, t, g->d->node)) {
+                        node_short = true;
+                        continue;
+                }
+                uint64_t left = (mfree - mem) * 100 / g->mem_total + (100 - e.comp_res - comp);
+                double score = 0;
+                switch (s->pol.place) {
+                case KERF_PLACE_FIRSTFIT:
+                        best = (int)i;
+                        goto found;
+                case KERF_PLACE_BESTFIT:
+                        if (best < 0 || left < best_left) {
+                                best = (int)i;
+                                best_left = left;
+                        }
+                        continue;
+                case KERF_PLACE_KERF:
+                default:
+                        if (agg_node != (int)g->d->node) {
+                                node_agg(s, g->d->node, &agg);
+                                agg_node = (int)g->d->node;
+                        }
+                        {
+                                unsigned c = 100 - e.comp_res - comp;
+                                unsigned m = (unsigned)((mfree - mem) * 100 / g->mem_total);
+                                score = frag_delta(s, g, &agg, c < m ? c : m, true);
+                        }
+                        if (best < 0 || score < best_score - 1e-9 ||
+                            (score < best_score + 1e-9 && left < best_left)) {
+                                best = (int)i;
+                                best_score = score;
+                                best_left = left;
+                        }
+                        continue;
+                }
+        }
+found:
+        if (best < 0) {
+                if (!any_model) {
+                        snprintf(text, len, "no healthy GPU of an allowed model can take a %s unit",
+                                 kerf_unit_kind_name(route));
+                        return KERF_WHY_NO_FIT;
+                }
+                if (node_short) {
+                        snprintf(text, len,
+                                 "GPUs have room but their nodes lack CPU or host memory");
+                        return KERF_WHY_NODE_RESOURCES;
+                }
+                uint64_t need = t->mem_permille ? 0 : t->mem_req;
+                if (need && total_free_mem >= need && max_mem < need) {
+                        snprintf(text, len,
+                                 "%llu MiB free in total but at most %llu MiB on any one GPU",
+                                 (unsigned long long)(total_free_mem / KERF_MIB),
+                                 (unsigned long long)(max_mem / KERF_MIB));
+                        return KERF_WHY_FRAGMENTED;
+                }
+                snprintf(text, len, "no GPU has %llu MiB and %u%% compute free",
+                         (unsigned long long)(need / KERF_MIB), comp);
+                return KERF_WHY_NO_FIT;
+        }
+        sgpu *g = &s->gpus[best];
+        memset(plan, 0, sizeof(*plan));
+        plan->route = route;
+        plan->n = 1;
+        plan->gpus[0] = (unsigned)best;
+        plan->mem = kerf__task_mem_on(t, g);
+        plan->compute = comp;
+        plan->limit = route == KERF_UNIT_TSLICE ? 100 : (t->limit ? t->limit : comp);
+        plan->switch_mode = KERF_GPU_MODE_FREE;
+        if (g->mode == KERF_GPU_MODE_FREE || (s->whatif && g->mode != want))
+                plan->switch_mode = want;
+        charge_set(plan, g);
+        return KERF_WHY_NONE;
+}
+
+/* ---- whole GPUs ----------------------------------------------------------------------------- */
+
+static bool gpu_whole_ok(const kerf_sched *s, const stask *t, const sgpu *g)
+{
+        if (g->faulted || !model_ok(t, g) || (t->mem_req && t->mem_req > g->mem_total))
+                return false;
+        if (g->mode == KERF_GPU_MODE_FREE)
+                return true;
+        if (!s->whatif || g->mode == KERF_GPU_MODE_MIG)
+                return false;
+        for (const sunit *u = g->head; u; u = u->next)
+                if (!u->task || !u->task->doomed)
+                        return false;
+        return true;
+}
+
+/* Picks n GPUs of node nd from the candidates, preferring NVLink cliques on one NUMA node.
+ * Writes them to out and returns the topology penalty (0 = all joined, one NUMA node). */
+static unsigned pick_topology(const kerf_sched *s, const unsigned *cand, unsigned nc, unsigned n,
+                              unsigned *out)
+{
+        unsigned best_pen = UINT32_MAX;
+        for (unsigned seed = 0; seed < nc; seed++) {
+                unsigned sel[KERF_MAX_TASK_GPUS], ns = 0, pen = 0;
+                bool used[KERF_MAX_NODE_GPUS] = {false};
+                sel[ns++] = cand[seed];
+                used[seed] = true;
+                while (ns < n) {
+                        int pick = -1;
+                        unsigned pick_pen = UINT32_MAX;
+                        for (unsigned j = 0; j < nc; j++) {
+                                if (used[j])
+                                        continue;
+                                const kerf_gpu_desc *dj = s->gpus[cand[j]].d;
+                                unsigned p = 0;
+                                for (unsigned k = 0; k < ns; k++) {
+                                        const kerf_gpu_desc *dk = s->gpus[sel[k]].d;
+                                        if (!((dk->nvlink_peers >> dj->index) & 1))
+                                                p += 2;
+                                }
+                                if (dj->numa != s->gpus[sel[0]].d->numa)
+                                        p += 1;
+                                if (p < pick_pen) {
+                                        pick_pen = p;
+                                        pick = (int)j;
+                                }
+                        }
+                        used[pick] = true;
+                        sel[ns++] = cand[pick];
+                        pen += pick_pen;
+                }
+                if (pen < best_pen) {
+                        best_pen = pen;
+                        memcpy(out, sel, n * sizeof(*out));
+                        if (pen == 0)
+                                break;
+                }
+        }
+        return best_pen;
+}
+
+static kerf_why place_whole(kerf_sched *s, stask *t, int only, splan *plan, char *text, size_t len)
+{
+        unsigned n = t->ngpus;
+        int best_node = -1;
+        unsigned best_sel[KERF_MAX_TASK_GPUS];
+        double best_score = 0;
+        unsigned best_pen = 0, best_free = 0;
+        unsigned total_free = 0, max_node_free = 0;
+        bool node_short = false;
+
+        for (size_t ni = 0; ni < s->fleet->n_nodes; ni++) {
+                const kerf_node_desc *nd = &s->fleet->nodes[ni];
+                unsigned cand[KERF_MAX_NODE_GPUS], nc = 0;
+                if (s->only_node >= 0 && (size_t)s->only_node != ni)
+                        continue;
+                for (unsigned i = 0; i < nd->n_gpus && nc < KERF_MAX_NODE_GPUS; i++) {
+                        unsigned gi = nd->first_gpu + i;
+                        if (only >= 0 && (unsigned)only != gi)
+                                continue;
+                        if (gpu_whole_ok(s, t, &s->gpus[gi]))
+                                cand[nc++] = gi;
+                }
+                total_free += nc;
+                if (nc > max_node_free)
+                        max_node_free = nc;
+                if (nc < n)
+                        continue;
+                if (!node_ok(s, t, (unsigned)ni)) {
+                        node_short = true;
+                        continue;
+                }
+                unsigned sel[KERF_MAX_TASK_GPUS];
+                unsigned pen = n > 1 ? pick_topology(s, cand, nc, n, sel) : 0;
+                if (n == 1)
+                        sel[0] = cand[0];
+                double score = 0;
+                if (s->pol.place == KERF_PLACE_FIRSTFIT) {
+                        best_node = (int)ni;
+                        memcpy(best_sel, sel, n * sizeof(*sel));
+                        break;
+                }
+                if (s->pol.place == KERF_PLACE_KERF) {
+                        nodeagg a;
+                        node_agg(s, (unsigned)ni, &a);
+                        nodeagg b = a;
+                        b.nfree -= n;
+                        score = frag_node(s, b.nfree, b.shared_free) -
+                                frag_node(s, a.nfree, a.shared_free) - n * frag_gpu(s, 100);
+                        if (n == 1) {
+                                /* any free GPU of the node scores the same; keep fleet order */
+                        }
+                }
+                bool better;
+                if (best_node < 0)
+                        better = true;
+                else if (pen != best_pen)
+                        better = pen < best_pen;
+                else if (s->pol.place == KERF_PLACE_KERF &&
+                         (score < best_score - 1e-9 || score > best_score + 1e-9))
+                        better = score < best_score;
+                else
+                        better = nc < best_free; /* best fit: the node with the fewest free GPUs */
+                if (better) {
+                        best_node = (int)ni;
+                        best_pen = pen;
+                        best_score = score;
+                        best_free = nc;
+                        memcpy(best_sel, sel, n * sizeof(*sel));
+                }
+        }
+        if (best_node < 0) {
+                if (node_short) {
+                        snprintf(text, len,
+                                 "free GPUs exist but their nodes lack CPU or host memory");
+                        return KERF_WHY_NODE_RESOURCES;
+                }
+                if (total_free >= n && n > 1) {
+                        snprintf(text, len,
+                                 "%u whole GPUs free in the fleet but at most %u on one node; %u "
+                                 "needed on one node",
+                                 total_free, max_node_free, n);
+                        return KERF_WHY_FRAGMENTED;
+                }
+                snprintf(text, len, "%u whole GPU%s needed, %u free", n, n > 1 ? "s" : "",
+                         total_free);
+                return KERF_WHY_NO_FIT;
+        }
+        memset(plan, 0, sizeof(*plan));
+        plan->route = KERF_UNIT_WHOLE;
+        plan->n = n;
+        memcpy(plan->gpus, best_sel, n * sizeof(*best_sel));
+        plan->mem = s->gpus[best_sel[0]].mem_total;
+        plan->compute = plan->limit = 100;
+        plan->switch_mode = KERF_GPU_MODE_WHOLE;
+        charge_set(plan, &s->gpus[best_sel[0]]);
+        return KERF_WHY_NONE;
+}
+
+/* ---- MIG ------------------------------------------------------------------------------------ */
+
+const kerf_mig_profile *kerf__mig_profile_for(const stask *t, const kerf_gpu_model *m)
+{
+        if (!kerf_gpu_model_has_mig(m))
+                return NULL;
+        if (t->mig_name[0])
+                return kerf_mig_profile_by_name(m, t->mig_name);
+        const kerf_mig_profile *best = NULL;
+        uint64_t mem = t->mem_req;
+        for (size_t i = 0; i < m->n_profiles; i++) {
+                const kerf_mig_profile *p = &m->profiles[i];
+                if (p->ofas > 0 && p->nvml_index == 0x7)
+                        continue; /* +me only when asked for by name */
+                if (t->mem_permille &&
+                    p->mem_mib * KERF_MIB * 1000 < m->mem_bytes * t->mem_permille)
+                        continue;
+                if (mem && p->mem_mib * KERF_MIB < mem)
+                        continue;
+                if (p->compute_slices * 100 < t->compute * KERF_MIG_COMPUTE)
+                        continue;
+                if (!best || p->compute_slices < best->compute_slices ||
+                    (p->compute_slices == best->compute_slices && p->mem_slices < best->mem_slices))
+                        best = p;
+        }
+        return best;
+}
+
+/* READY, or held by a task a what-if counts as gone. */
+static bool mig_idle(const kerf_sched *s, const sunit *u)
+{
+        return u->state == KERF_UNIT_READY ||
+               (s->whatif && u->state == KERF_UNIT_ASSIGNED && u->task && u->task->doomed);
+}
+
+static unsigned prof_count(const sgpu *g, const kerf_mig_profile *p)
+{
+        unsigned c = 0;
+        for (const sunit *u = g->head; u; u = u->next)
+                if (u->kind == KERF_UNIT_MIG && u->prof->id == p->id)
+                        c++;
+        return c;
+}
+
+/* How well a layout keeps big profiles placeable: sum over profiles of instances still
+ * placeable, weighted by their size. */
+static unsigned layout_value(const kerf_gpu_model *m, uint8_t used, unsigned compute_used)
+{
+        unsigned v = 0;
+        for (size_t i = 0; i < m->n_profiles; i++) {
+                const kerf_mig_profile *p = &m->profiles[i];
+                if (p->compute_slices + compute_used > KERF_MIG_COMPUTE)
+                        continue;
+                for (unsigned st = 0; st < KERF_MIG_SLICES; st++)
+                        if (kerf_mig_start_valid(p, st) && !(used & kerf_mig_slice_mask(p, st))) {
+                                v += p->mem_slices * p->mem_slices;
+                                break;
+                        }
+        }
+        return v;
+}
+
+static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *text, size_t len)
+{
+        sunit *reuse = NULL;
+        int best = -1;
+        unsigned best_start = 0, best_val = 0, best_free = 0;
+        const kerf_mig_profile *best_prof = NULL;
+        bool any = false, node_short = false;
+
+        for (size_t i = 0; i < s->n_gpus; i++) {
+                sgpu *g = &s->gpus[i];
+                if (only >= 0 && (size_t)only != i)
+                        continue;
+                if (g->faulted || g->mode != KERF_GPU_MODE_MIG || !model_ok(t, g))
+                        continue;
+                const kerf_mig_profile *p = kerf__mig_profile_for(t, g->d->model);
+                if (!p)
+                        continue;
+                any = true;
+                if (!node_ok(s, t, g->d->node)) {
+                        node_short = true;
+                        continue;
+                }
+                for (sunit *u = g->head; u; u = u->next)
+                        if (u->kind == KERF_UNIT_MIG && mig_idle(s, u) && u->prof->id == p->id) {
+                                reuse = u;
+                                break;
+                        }
+                if (reuse) {
+                        best = (int)i;
+                        best_prof = p;
+                        break;
+                }
+                if (prof_count(g, p) >= p->max_count ||
+                    g->mig_compute + p->compute_slices > KERF_MIG_COMPUTE)
+                        continue;
+                uint8_t used = g->mig_mask | g->mig_plan_mask;
+                unsigned nfree = KERF_MIG_SLICES - (unsigned)__builtin_popcount(used);
+                for (unsigned st = 0; st < KERF_MIG_SLICES; st++) {
+                        if (!kerf_mig_start_valid(p, st) || (used & kerf_mig_slice_mask(p, st)))
+                                continue;
+                        unsigned val = layout_value(g->d->model, used | kerf_mig_slice_mask(p, st),
+                                                    g->mig_compute + p->compute_slices);
+                        bool better = best < 0;
+                        if (!better && s->pol.place == KERF_PLACE_FIRSTFIT)
+                                break;
+                        if (!better && val != best_val)
+                                better = val > best_val;
+                        else if (!better)
+                                better = nfree < best_free;
+                        if (better) {
+                                best = (int)i;
+                                best_start = st;
+                                best_val = val;
+                                best_free = nfree;
+                                best_prof = p;
+                        }
+                }
+        }
+        memset(plan, 0, sizeof(*plan));
+        plan->route = KERF_UNIT_MIG;
+        plan->n = 1;
+        if (best >= 0) {
+                plan->gpus[0] = (unsigned)best;
+                plan->prof = best_prof;
+                plan->reuse = reuse;
+                plan->start = reuse ? reuse->start : best_start;
+                goto done;
+        }
+        if (!any) {
+                snprintf(text, len, "no healthy MIG-enabled GPU offers a profile that fits");
+                return KERF_WHY_NO_FIT;
+        }
+        if (node_short) {
+                snprintf(text, len, "MIG GPUs have room but their nodes lack CPU or host memory");
+                return KERF_WHY_NODE_RESOURCES;
+        }
+        /* reconfigure: destroy the fewest idle instances that free a valid placement */
+        if (s->pol.mig_reconfigure) {
+                unsigned best_nd = UINT32_MAX;
+                for (size_t i = 0; i < s->n_gpus; i++) {
+                        sgpu *g = &s->gpus[i];
+                        if (only >= 0 && (size_t)only != i)
+                                continue;
+                        if (g->faulted || g->mode != KERF_GPU_MODE_MIG || !model_ok(t, g))
+                                continue;
+                        const kerf_mig_profile *p = kerf__mig_profile_for(t, g->d->model);
+                        if (!p)
+                                continue;
+                        for (unsigned st = 0; st < KERF_MIG_SLICES; st++) {
+                                if (!kerf_mig_start_valid(p, st))
+                                        continue;
+                                uint8_t mask = kerf_mig_slice_mask(p, st);
+                                if (mask & g->mig_plan_mask)
+                                        continue;
+                                sunit *d[KERF_MIG_SLICES];
+                                unsigned nd = 0, freed_c = 0, same = 0;
+                                bool ok = true;
+                                for (sunit *u = g->head; u; u = u->next) {
+                                        if (u->kind != KERF_UNIT_MIG)
+                                                continue;
+                                        if (!(kerf_mig_slice_mask(u->prof, u->start) & mask))
+                                                continue;
+                                        if (!mig_idle(s, u)) {
+                                                ok = false;
+                                                break;
+                                        }
+                                        d[nd++] = u;
+                                        freed_c += u->prof->compute_slices;
+                                        same += u->prof->id == p->id;
+                                }
+                                if (!ok || nd == 0)
+                                        continue;
+                                if (g->mig_compute - freed_c + p->compute_slices >
+                                        KERF_MIG_COMPUTE ||
+                                    prof_count(g, p) - same >= p->max_count)
+                                        continue;
+                                if (nd < best_nd) {
+                                        best_nd = nd;
+                                        best = (int)i;
+                                        best_start = st;
+                                        best_prof = p;
+                                        memcpy(plan->destroy, d, nd * sizeof(*d));
+                                        plan->n_destroy = nd;
+                                }
+                        }
+                }
+                if (best >= 0) {
+                        plan->gpus[0] = (unsigned)best;
+                        plan->prof = best_prof;
+                        plan->start = best_start;
+                        goto done;
+                }
+        }
+        snprintf(text, len, "no free MIG placement for the profile%s",
+                 s->pol.mig_reconfigure ? " and no idle instances to reclaim" : "");
+        return KERF_WHY_FRAGMENTED;
+done:
+        plan->mem = plan->prof->mem_mib * KERF_MIB;
+        plan->compute = plan->limit = plan->prof->compute_slices * 100 / KERF_MIG_COMPUTE;
+        plan->switch_mode = KERF_GPU_MODE_FREE;
+        charge_set(plan, &s->gpus[plan->gpus[0]]);
+        return KERF_WHY_NONE;
+}
+
+/* ---- route dispatch -------------------------------------------------------------------------- */
+
+kerf_why kerf__place_route(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
+                           char *text, size_t len)
+{
+        switch (route) {
+        case KERF_UNIT_WHOLE:
+                return place_whole(s, t, only, plan, text, len);
+        case KERF_UNIT_MIG:
+                return place_mig(s, t, only, plan, text, len);
+        case KERF_UNIT_SLICE:
+        case KERF_UNIT_MPS:
+        case KERF_UNIT_TSLICE:
+                if (t->ngpus > 1) {
+                        snprintf(text, len, "shares are single-GPU");
+                        return KERF_WHY_NO_FIT;
+                }
+                return place_share(s, t, route, only, plan, text, len);
+        default:
+                snprintf(text, len, "unknown route");
+                return KERF_WHY_NO_FIT;
+        }
+}
+
+/* The routes a task may take, in order. */
+static unsigned task_routes(const kerf_sched *s, const stask *t, kerf_unit_kind *out)
+{
+        if (t->route_req >= 0) {
+                out[0] = (kerf_unit_kind)t->route_req;
+                return 1;
+        }
+        unsigned n = s->pol.n_routes[t->wl][t->tier];
+        memcpy(out, s->pol.routes[t->wl][t->tier], n * sizeof(*out));
+        return n;
+}
+
+kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, char *text, size_t len, kerf_explain *ex)
+{
+        kerf_unit_kind routes[KERF_UNIT_KIND_COUNT];
+        unsigned n = task_routes(s, t, routes);
+        kerf_why first = KERF_WHY_NO_FIT;
+        char buf[KERF_TEXT_LEN];
+        bool have_first = false;
+
+        for (unsigned i = 0; i < n; i++) {
+                if (!kerf__route_possible(s, t, routes[i], buf, sizeof(buf))) {
+                        if (ex) {
+                                ex->routes[ex->n_routes].route = routes[i];
+                                ex->routes[ex->n_routes].code = KERF_WHY_NO_FIT;
+                                snprintf(ex->routes[ex->n_routes].text, KERF_TEXT_LEN,
+                                         "never: %.240s", buf);
+                                ex->n_routes++;
+                        }
+                        continue;
+                }
+                kerf_why w = kerf__place_route(s, t, routes[i], -1, plan, buf, sizeof(buf));
+                if (w == KERF_WHY_NONE) {
+                        bool borrow = false;
+                        w = kerf__quota_check(s, t->tenant, plan->charge, &borrow, buf,
+                                              sizeof(buf));
+                        if (w == KERF_WHY_NONE) {
+                                plan->borrowing = borrow;
+                                return KERF_WHY_NONE;
+                        }
+                }
+                if (ex) {
+                        ex->routes[ex->n_routes].route = routes[i];
+                        ex->routes[ex->n_routes].code = w;
+                        snprintf(ex->routes[ex->n_routes].text, KERF_TEXT_LEN, "%s", buf);
+                        ex->n_routes++;
+                }
+                if (!have_first) {
+                        first = w;
+                        snprintf(text, len, "%s: %.240s", kerf_unit_kind_name(routes[i]), buf);
+                        have_first = true;
+                }
+        }
+        if (!have_first)
+                snprintf(text, len, "no route can ever hold this request");
+        return first;
+}
+
+/* Could this route ever hold the task on this fleet, with everything else gone? */
+bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind route, char *text,
+                          size_t len)
+{
+        uint64_t max_mem = 0;
+        for (size_t ni = 0; ni < s->fleet->n_nodes; ni++) {
+                const kerf_node_desc *nd = &s->fleet->nodes[ni];
+                if ((nd->cpu_milli && t->cpu > nd->cpu_milli) ||
+                    (nd->mem_bytes && t->hmem > nd->mem_bytes))
+                        continue;
+                unsigned ok = 0;
+                for (unsigned i = 0; i < nd->n_gpus; i++) {
+                        const sgpu *g = &s->gpus[nd->first_gpu + i];
+                        if (!model_ok(t, g))
+                                continue;
+                        if (g->mem_total > max_mem)
+                                max_mem = g->mem_total;
+                        uint64_t mem = kerf__task_mem_on(t, g);
+                        switch (route) {
+                        case KERF_UNIT_WHOLE:
+                                ok += mem <= g->mem_total;
+                                break;
+                        case KERF_UNIT_MIG:
+                                ok += g->d->mig_enabled && kerf__mig_profile_for(t, g->d->model);
+                                break;
+                        default:
+                                ok +=
+                                    !g->d->mig_enabled && mem <= g->mem_total && t->compute <= 100;
+                                break;
+                        }
+                }
+                if (ok >= (route == KERF_UNIT_WHOLE ? t->ngpus : 1) &&
+                    (route == KERF_UNIT_WHOLE || t->ngpus <= 1))
+                        return true;
+        }
+        if (route == KERF_UNIT_MIG)
+                snprintf(text, len,
+                         "no MIG-enabled GPU has a profile with %llu MiB and %u%% compute%s",
+                         (unsigned long long)(t->mem_req / KERF_MIB), t->compute,
+                         t->mig_name[0] ? " of that name" : "");
+        else if (t->mem_req > max_mem)
+                snprintf(text, len, "%llu MiB requested, the largest allowed GPU has %llu MiB",
+                         (unsigned long long)(t->mem_req / KERF_MIB),
+                         (unsigned long long)(max_mem / KERF_MIB));
+        else if (route != KERF_UNIT_WHOLE && t->ngpus > 1)
+                snprintf(text, len, "%s units are single-GPU; %u GPUs requested",
+                         kerf_unit_kind_name(route), t->ngpus);
+        else
+                snprintf(text, len,
+                         "no node has %u allowed GPU%s with the CPU and host memory asked",
+                         t->ngpus, t->ngpus > 1 ? "s" : "");
+        return false;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* step.c - the scheduling pass: fair-share order between tenants, priority order within a
+ * queue, placement, preemption and MIG actions */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The queue whose head goes next: among tenants with an unblocked queue, the lowest weighted
+ * dominant share (ties: tenant creation order); within the tenant, the best head. */
+static squeue *pick(const kerf_sched *s)
+{
+        squeue *best = NULL;
+        const stenant *bt = NULL;
+        for (size_t i = 0; i < s->n_tenants; i++) {
+                const stenant *t = s->tenants[i];
+                if (t->n_pending == 0)
+                        continue;
+                if (bt && t->share >= bt->share)
+                        continue;
+                squeue *tq = NULL;
+                for (squeue *q = t->queues; q; q = q->next) {
+                        if (q->len == 0 || q->blocked_gen == s->gen)
+                                continue;
+                        if (!tq || kerf__task_before(q->heap[0], tq->heap[0]))
+                                tq = q;
+                }
+                if (tq) {
+                        best = tq;
+                        bt = t;
+                }
+        }
+        return best;
+}
+
+static int start(kerf_sched *s, stask *t, splan *plan)
+{
+        squeue *q = t->queue;
+        kerf__queue_remove(q, t);
+        t->tenant->n_pending--;
+        s->st.pending--;
+        q->blocked_gen = 0;
+        int r = kerf__task_bind(s, t, plan);
+        if (r < 0)
+                return r;
+        if (t->state == KERF_TASK_STARTING) {
+                kerf__reason_set(&t->reason, KERF_WHY_MIG_PENDING, 0,
+                                 "waiting for the backend to %s a %s instance on GPU %u",
+                                 plan->n_destroy ? "reconfigure MIG and create" : "create",
+                                 plan->prof->name, plan->gpus[0]);
+                return 0;
+        }
+        s->st.running++;
+        s->st.placed++;
+        sunit *u = t->units[0];
+        if (t->route == KERF_UNIT_MIG)
+                kerf__reason_set(&t->reason, KERF_WHY_PLACED, 0,
+                                 "placed on MIG instance %s (unit %llu) of GPU %u", u->prof->name,
+                                 (unsigned long long)u->id, u->gpu);
+        else if (t->route == KERF_UNIT_WHOLE)
+                kerf__reason_set(&t->reason, KERF_WHY_PLACED, 0,
+                                 "placed on %u whole GPU%s starting at GPU %u%s", t->n_units,
+                                 t->n_units > 1 ? "s" : "", u->gpu,
+                                 t->borrowing ? " (on borrowed quota)" : "");
+        else
+                kerf__reason_set(&t->reason, KERF_WHY_PLACED, 0,
+                                 "placed as a %s of GPU %u: %llu MiB, %u%% compute guaranteed%s",
+                                 kerf_unit_kind_name(t->route), u->gpu,
+                                 (unsigned long long)(u->mem / KERF_MIB), u->compute,
+                                 t->borrowing ? " (on borrowed quota)" : "");
+        return kerf__emit(s, KERF_DEC_START, t, &t->reason);
+}
+
+int kerf_sched_step(kerf_sched *s, kerf_decision *out, size_t max)
+{
+        if (!s || (!out && max))
+                return -EINVAL;
+        /* creates whose destroys were confirmed, in confirmation order */
+        for (size_t i = 0; i < s->n_ready; i++) {
+                int r = kerf__mig_create_planned(s, s->ready[i]);
+                if (r < 0)
+                        return r;
+        }
+        s->n_ready = 0;
+
+        while (s->dq_len < max) {
+                squeue *q = pick(s);
+                if (!q)
+                        break;
+                stask *t = kerf__queue_top(q);
+                splan plan;
+                char text[KERF_TEXT_LEN];
+                s->st.attempts++;
+                kerf_why w = kerf__place(s, t, &plan, text, sizeof(text), NULL);
+                if (w == KERF_WHY_NONE || (s->pol.preemption && kerf__preempt(s, t, w, &plan))) {
+                        int r = start(s, t, &plan);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                kerf__reason_set(&t->reason, w, 0, "%s", text);
+                q->blocked_gen = s->gen;
+        }
+        size_t n = s->dq_len < max ? s->dq_len : max;
+        memcpy(out, s->dq + s->dq_head, n * sizeof(*out));
+        s->dq_head += n;
+        s->dq_len -= n;
+        if (s->dq_len == 0)
+                s->dq_head = 0;
+        return (int)n;
+}
