@@ -134,7 +134,10 @@ int kerf_sched_explain(const kerf_sched *cs, uint64_t id, kerf_explain *ret)
         } else {
                 kerf__reason_set(&ret->reason, w, 0, "%s%s", before, text);
         }
-        if (t->reason.code == KERF_WHY_PREEMPTED || t->reason.code == KERF_WHY_RECLAIMED)
+        /* other_task names the blocker; for a task that waits only because it was evicted it
+         * names the preemptor */
+        if ((t->reason.code == KERF_WHY_PREEMPTED || t->reason.code == KERF_WHY_RECLAIMED) &&
+            ret->reason.code != KERF_WHY_QUEUE_ORDER)
                 ret->reason.other_task = t->reason.other_task;
         hint_for(s, t, ret->reason.code, &ret->reason, ret->hint, sizeof(ret->hint));
         return 0;

@@ -46,8 +46,9 @@ static bool node_ok(const kerf_sched *s, const stask *t, unsigned n)
         return nd->cpu_free >= t->cpu && nd->mem_free >= t->hmem;
 }
 
-/* Free fraction of a GPU in percent, as the fragmentation score sees it. */
-static unsigned gpu_free_pct(const sgpu *g)
+/* Free fraction of a GPU in percent (the scarcer of compute and memory), as the fragmentation
+ * score sees it. Exact, not rounded: rounding noise would decide ties. */
+static double gpu_free_pct(const sgpu *g)
 {
         if (g->faulted)
                 return 0;
@@ -56,8 +57,8 @@ static unsigned gpu_free_pct(const sgpu *g)
                 return 100;
         case KERF_GPU_MODE_SHARED:
         case KERF_GPU_MODE_MPS: {
-                unsigned c = 100 - g->comp_res;
-                unsigned m = (unsigned)((g->mem_total - g->mem_res) * 100 / g->mem_total);
+                double c = 100.0 - g->comp_res;
+                double m = (double)(g->mem_total - g->mem_res) * 100.0 / (double)g->mem_total;
                 return c < m ? c : m;
         }
         default:
@@ -65,7 +66,7 @@ static unsigned gpu_free_pct(const sgpu *g)
         }
 }
 
-static double frag_gpu(const kerf_sched *s, unsigned freep)
+static double frag_gpu(const kerf_sched *s, double freep)
 {
         double f = 0;
         for (unsigned m = 0; m < KERF_NCLS_SHARE; m++)
@@ -74,17 +75,18 @@ static double frag_gpu(const kerf_sched *s, unsigned freep)
         return f;
 }
 
-static double frag_node(const kerf_sched *s, unsigned nfree, unsigned shared_free)
+static double frag_node(const kerf_sched *s, unsigned nfree, double shared_free)
 {
         double f = 0;
         for (unsigned k = 0; k < 4; k++)
                 f += s->cls[KERF_NCLS_SHARE + k] *
-                     (double)(nfree >= whole_k[k] ? shared_free : shared_free + 100 * nfree);
+                     (nfree >= whole_k[k] ? shared_free : shared_free + 100.0 * nfree);
         return f;
 }
 
 typedef struct nodeagg {
-        unsigned nfree, shared_free;
+        unsigned nfree;
+        double shared_free;
 } nodeagg;
 
 static void node_agg(const kerf_sched *s, unsigned n, nodeagg *a)
@@ -103,10 +105,10 @@ static void node_agg(const kerf_sched *s, unsigned n, nodeagg *a)
 }
 
 /* Change in fragmentation when GPU g (on a node with aggregate a) goes to free_after. */
-static double frag_delta(const kerf_sched *s, const sgpu *g, const nodeagg *a, unsigned after,
+static double frag_delta(const kerf_sched *s, const sgpu *g, const nodeagg *a, double after,
                          bool becomes_shared)
 {
-        unsigned before = gpu_free_pct(g);
+        double before = gpu_free_pct(g);
         nodeagg b = *a;
         if (g->mode == KERF_GPU_MODE_FREE)
                 b.nfree--;
@@ -228,8 +230,8 @@ static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int o
                                 agg_node = (int)g->d->node;
                         }
                         {
-                                unsigned c = 100 - e.comp_res - comp;
-                                unsigned m = (unsigned)((mfree - mem) * 100 / g->mem_total);
+                                double c = 100.0 - e.comp_res - comp;
+                                double m = (double)(mfree - mem) * 100.0 / (double)g->mem_total;
                                 score = frag_delta(s, g, &agg, c < m ? c : m, true);
                         }
                         if (best < 0 || score < best_score - 1e-9 ||

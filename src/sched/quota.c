@@ -9,6 +9,20 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
         return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* Formats an amount of resource r for people: memory in GiB, the rest as numbers. */
+static const char *fmt_res(unsigned r, uint64_t v, char *buf, size_t len)
+{
+        if (v == KERF_UNLIMITED)
+                snprintf(buf, len, "unlimited");
+        else if (r == KERF_RES_MEM)
+                snprintf(buf, len, "%.1f GiB", (double)v / (double)KERF_GIB);
+        else if (r == KERF_RES_COMPUTE)
+                snprintf(buf, len, "%llu%% compute", (unsigned long long)v);
+        else
+                snprintf(buf, len, "%llu %s", (unsigned long long)v, kerf_res_name(r));
+        return buf;
+}
+
 void kerf__tenant_share_update(kerf_sched *s, stenant *t)
 {
         double dom = 0;
@@ -62,36 +76,34 @@ kerf_why kerf__quota_check(const kerf_sched *s, const stenant *t, const uint64_t
                 uint64_t want = sat_add(t->usage[r], charge[r]);
                 if (want <= t->nominal[r])
                         continue;
+                char a[48], b[48], c[48];
                 if (t->cohort < 0) {
                         if (text)
-                                snprintf(text, len,
-                                         "tenant %s would use %llu %s, over its quota of %llu",
-                                         t->name, (unsigned long long)want, kerf_res_name(r),
-                                         (unsigned long long)t->nominal[r]);
+                                snprintf(text, len, "tenant %s would use %s, over its quota of %s",
+                                         t->name, fmt_res(r, want, a, sizeof(a)),
+                                         fmt_res(r, t->nominal[r], b, sizeof(b)));
                         return KERF_WHY_QUOTA;
                 }
                 uint64_t limit = sat_add(t->nominal[r], t->borrow[r]);
                 if (want > limit) {
                         if (text)
-                                snprintf(
-                                    text, len,
-                                    "tenant %s would use %llu %s, over its quota %llu + borrowing "
-                                    "limit %llu",
-                                    t->name, (unsigned long long)want, kerf_res_name(r),
-                                    (unsigned long long)t->nominal[r],
-                                    (unsigned long long)t->borrow[r]);
+                                snprintf(text, len,
+                                         "tenant %s would use %s, over its quota %s + borrowing "
+                                         "limit %s",
+                                         t->name, fmt_res(r, want, a, sizeof(a)),
+                                         fmt_res(r, t->nominal[r], b, sizeof(b)),
+                                         fmt_res(r, t->borrow[r], c, sizeof(c)));
                         return KERF_WHY_QUOTA;
                 }
                 uint64_t need = want - t->nominal[r];
                 uint64_t avail = cohort_available(s, t, r);
                 if (need > avail) {
                         if (text)
-                                snprintf(
-                                    text, len,
-                                    "tenant %s needs to borrow %llu %s from cohort %s, which lends "
-                                    "only %llu now",
-                                    t->name, (unsigned long long)need, kerf_res_name(r),
-                                    s->cohorts[t->cohort], (unsigned long long)avail);
+                                snprintf(text, len,
+                                         "tenant %s needs to borrow %s from cohort %s, which "
+                                         "lends only %s now",
+                                         t->name, fmt_res(r, need, a, sizeof(a)),
+                                         s->cohorts[t->cohort], fmt_res(r, avail, b, sizeof(b)));
                         return KERF_WHY_COHORT;
                 }
                 borrow = true;
