@@ -2,7 +2,8 @@
 # deps.sh - install kerf's build and test dependencies from Debian packages (idempotent, quiet).
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang-format
-      libcmocka-dev libjansson-dev libyaml-dev libsqlite3-dev libsodium-dev libmicrohttpd-dev)
+      libcmocka-dev libjansson-dev libyaml-dev libsqlite3-dev libsodium-dev libmicrohttpd-dev
+      libcurl4-openssl-dev linux-libc-dev prometheus)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -268,6 +268,24 @@ int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, u
 /* Makes a faulted GPU (unit == 0: the GPU and its faulted MIG units) or unit usable again. */
 int kerf_sched_recover(kerf_sched *s, unsigned gpu, uint64_t unit);
 
+/* ---- recovery: a daemon rebuilding the scheduler from its stored state ------------------- */
+
+/* As kerf_sched_submit, with a caller-chosen task id (> 0, not in use); automatic ids continue
+ * above the largest id seen. -EINVAL when the id is 0 or taken. */
+int kerf_sched_submit_id(kerf_sched *s, const kerf_request *r, uint64_t id, kerf_reason *why);
+/* As kerf_sched_mig_adopt, with a caller-chosen unit id (0 = assign one; -EINVAL if taken). */
+int kerf_sched_mig_adopt_id(kerf_sched *s, unsigned gpu, unsigned profile_id, unsigned start,
+                            uint64_t id, uint64_t *ret_unit);
+/* Re-creates task `id` RUNNING on exactly the units described (as stored before a restart):
+ * units[i].id (the unit id to give it), .kind, .gpu, .mem_bytes, .compute_pct,
+ * .compute_limit_pct; for MIG, .id names an instance already adopted and READY. Whole-GPU and
+ * share units need a GPU in a compatible mode with room. Quota is charged even above a limit
+ * lowered meanwhile (the excess is grandfathered). Returns 0, -EINVAL (bad description, the
+ * reason says which), -KERF_EINUSE (a unit conflicts with what is already placed) or -ENOENT
+ * (unknown tenant); nothing changes on failure. */
+int kerf_sched_restore(kerf_sched *s, const kerf_request *r, uint64_t id,
+                       const kerf_unit_info *units, unsigned n, kerf_reason *why);
+
 /* ---- queries ------------------------------------------------------------------------------ */
 
 int kerf_sched_task_get(const kerf_sched *s, uint64_t task, kerf_task_info *ret);

@@ -150,6 +150,11 @@ struct kerf_sched {
         size_t dq_head, dq_len, dq_cap;
 };
 
+/* sched.c */
+int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf_reason *why);
+int kerf__submit(kerf_sched *s, const kerf_request *r, uint64_t forced_id, uint64_t *ret_id,
+                 kerf_reason *why);
+
 /* reason.c */
 void kerf__reason_set(kerf_reason *r, kerf_why code, uint64_t other, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -178,6 +183,8 @@ uint64_t kerf__task_mem_on(const stask *t, const sgpu *g);
 
 /* units.c */
 sunit *kerf__unit_new(kerf_sched *s, sgpu *g, kerf_unit_kind kind);
+/* With a caller-chosen id (0 = next); the caller checked it is free. */
+sunit *kerf__unit_new_id(kerf_sched *s, sgpu *g, kerf_unit_kind kind, uint64_t id);
 void kerf__unit_free(kerf_sched *s, sunit *u);
 /* Gives the plan's units to `t` (task state RUNNING or STARTING) and charges quota + node. */
 int kerf__task_bind(kerf_sched *s, stask *t, splan *p);

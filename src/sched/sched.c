@@ -317,7 +317,7 @@ static bool whole_route_only(const kerf_sched *s, const stask *t)
         } while (0)
 
 /* Validates a request into a task record (not yet queued). */
-static int task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf_reason *why)
+int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf_reason *why)
 {
         if (r->name && strlen(r->name) >= KERF_NAME_LEN)
                 BAD("name: longer than %d characters", KERF_NAME_LEN - 1);
@@ -392,10 +392,24 @@ static int task_from_request(kerf_sched *s, const kerf_request *r, stask *t, ker
 
 int kerf_sched_submit(kerf_sched *s, const kerf_request *r, uint64_t *ret_id, kerf_reason *why)
 {
+        return kerf__submit(s, r, 0, ret_id, why);
+}
+
+int kerf_sched_submit_id(kerf_sched *s, const kerf_request *r, uint64_t id, kerf_reason *why)
+{
+        uint64_t got;
+        if (!s || id == 0 || id == UINT64_MAX || kerf_u64map_get(&s->tasks, id))
+                return -EINVAL;
+        return kerf__submit(s, r, id, &got, why);
+}
+
+int kerf__submit(kerf_sched *s, const kerf_request *r, uint64_t forced_id, uint64_t *ret_id,
+                 kerf_reason *why)
+{
         if (!s || !r || !ret_id)
                 return -EINVAL;
         stask tmp;
-        int rc = task_from_request(s, r, &tmp, why);
+        int rc = kerf__task_from_request(s, r, &tmp, why);
         if (rc < 0)
                 return rc;
         /* reject at once what no route could ever hold */
@@ -425,7 +439,13 @@ int kerf_sched_submit(kerf_sched *s, const kerf_request *r, uint64_t *ret_id, ke
         if (!t)
                 return -ENOMEM;
         *t = tmp;
-        t->id = ++s->next_task;
+        if (forced_id) {
+                t->id = forced_id;
+                if (forced_id > s->next_task)
+                        s->next_task = forced_id;
+        } else {
+                t->id = ++s->next_task;
+        }
         t->seq = ++s->next_seq;
         if (kerf_u64map_put(&s->tasks, t->id, t) < 0) {
                 free(t);
@@ -496,7 +516,14 @@ int kerf__task_evict(kerf_sched *s, stask *t, kerf_why code, uint64_t by, const 
 int kerf_sched_mig_adopt(kerf_sched *s, unsigned gpu, unsigned profile_id, unsigned start,
                          uint64_t *ret_unit)
 {
-        if (!s || gpu >= s->n_gpus || !ret_unit)
+        return kerf_sched_mig_adopt_id(s, gpu, profile_id, start, 0, ret_unit);
+}
+
+int kerf_sched_mig_adopt_id(kerf_sched *s, unsigned gpu, unsigned profile_id, unsigned start,
+                            uint64_t id, uint64_t *ret_unit)
+{
+        if (!s || gpu >= s->n_gpus || !ret_unit || id == UINT64_MAX ||
+            (id && kerf_u64map_get(&s->units, id)))
                 return -EINVAL;
         sgpu *g = &s->gpus[gpu];
         if (g->mode != KERF_GPU_MODE_MIG)
@@ -508,7 +535,7 @@ int kerf_sched_mig_adopt(kerf_sched *s, unsigned gpu, unsigned profile_id, unsig
         if ((g->mig_mask | g->mig_plan_mask) & mask ||
             g->mig_compute + p->compute_slices > KERF_MIG_COMPUTE)
                 return -KERF_EINUSE;
-        sunit *u = kerf__unit_new(s, g, KERF_UNIT_MIG);
+        sunit *u = kerf__unit_new_id(s, g, KERF_UNIT_MIG, id);
         if (!u)
                 return -ENOMEM;
         u->state = KERF_UNIT_READY;

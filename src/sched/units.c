@@ -8,10 +8,21 @@
 
 sunit *kerf__unit_new(kerf_sched *s, sgpu *g, kerf_unit_kind kind)
 {
+        return kerf__unit_new_id(s, g, kind, 0);
+}
+
+sunit *kerf__unit_new_id(kerf_sched *s, sgpu *g, kerf_unit_kind kind, uint64_t id)
+{
         sunit *u = calloc(1, sizeof(*u));
         if (!u)
                 return NULL;
-        u->id = ++s->next_unit;
+        if (id) {
+                u->id = id;
+                if (id > s->next_unit)
+                        s->next_unit = id;
+        } else {
+                u->id = ++s->next_unit;
+        }
         if (kerf_u64map_put(&s->units, u->id, u) < 0) {
                 free(u);
                 return NULL;
