@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cli.h - shared declarations of the kerf command-line tool */
+#ifndef KERF_CLI_H
+#define KERF_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "kerf/client.h"
+
+/* Exit codes (docs/CLI.md). `kerf run` exits with the task's own code instead. */
+enum {
+        KERF_EXIT_OK = 0,
+        KERF_EXIT_REFUSED = 1,     /* kerfd answered with an error (4xx/5xx) */
+        KERF_EXIT_USAGE = 2,       /* bad command line */
+        KERF_EXIT_UNREACHABLE = 3, /* kerfd could not be reached */
+        KERF_EXIT_NOT_FOUND = 4,   /* no such task/unit/tenant (404) */
+        KERF_EXIT_DENIED = 5,      /* 401/403 */
+        KERF_EXIT_RUN_FAILED = 125 /* kerf run: the task never started or was cancelled */
+};
+
+typedef struct cli {
+        kerf_client *client;
+        bool json;
+        const char *prog;
+} cli;
+
+/* One verb. argv[0] is the verb name. Returns the process exit code. */
+typedef int (*cli_verb_fn)(cli *c, int argc, char **argv);
+
+/* out.c */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Calls kerfd; on success returns 0 and, when ret_json is not NULL, the parsed JSON body (or
+ * NULL for an empty/non-JSON body). On any failure prints one line and returns the exit code. */
+int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **ret_json);
+/* Same, keeping the raw body (for /metrics and audit export). Caller frees *ret_body. */
+int cli_call_raw(cli *c, const char *method, const char *path, char **ret_body);
+/* Prints a JSON value pretty (the --json output). */
+void cli_print_json(const json_t *j);
+/* Table output: add cells row by row, then print with aligned columns. */
+typedef struct cli_table cli_table;
+cli_table *cli_table_new(const char *const *headers, int ncols);
+void cli_table_add(cli_table *t, ...); /* ncols const char * cells */
+void cli_table_print(cli_table *t, FILE *f);
+void cli_table_free(cli_table *t);
+/* Formatting helpers: return a pointer into a static rotating buffer. */
+const char *cli_str(const json_t *obj, const char *key);
+const char *cli_num(const json_t *obj, const char *key);
+const char *cli_bytes(const json_t *obj, const char *key); /* "16.0GiB" */
+/* Parses an id argument; prints an error and returns false when it is not a positive integer. */
+bool cli_parse_id(const char *s, unsigned long long *ret);
+/* --help text for every verb and the exit codes. */
+void cli_usage(FILE *f, const char *verb);
+/* True if argv has -h/--help; prints the verb's help to stdout. */
+bool cli_wants_help(int argc, char **argv);
+
+/* cmd_task.c */
+int cli_submit(cli *c, int argc, char **argv);
+int cli_run(cli *c, int argc, char **argv);
+int cli_ls(cli *c, int argc, char **argv);
+int cli_show(cli *c, int argc, char **argv);
+int cli_cancel(cli *c, int argc, char **argv);
+int cli_logs(cli *c, int argc, char **argv);
+int cli_explain(cli *c, int argc, char **argv);
+
+/* cmd_info.c */
+int cli_gpus(cli *c, int argc, char **argv);
+int cli_units(cli *c, int argc, char **argv);
+int cli_tenants(cli *c, int argc, char **argv);
+int cli_quota(cli *c, int argc, char **argv);
+int cli_queue(cli *c, int argc, char **argv);
+int cli_audit(cli *c, int argc, char **argv);
+int cli_top(cli *c, int argc, char **argv);
+int cli_version(cli *c, int argc, char **argv);
+
+#endif /* KERF_CLI_H */

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_task.c - kerf submit, run, ls, show, cancel, logs, explain */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kerf/core.h"
+
+enum {
+        O_NAME = 256,
+        O_TENANT,
+        O_QUEUE,
+        O_WORKLOAD,
+        O_TIER,
+        O_ROUTE,
+        O_MIG,
+        O_GPUS,
+        O_MEM,
+        O_COMPUTE,
+        O_LIMIT,
+        O_CPU,
+        O_HMEM,
+        O_MODEL,
+        O_PRIO,
+        O_PREEMPT,
+        O_RUNTIME,
+        O_IDLE,
+        O_ENV,
+        O_CWD,
+        O_JSON,
+};
+
+static const struct option submit_opts[] = {
+    {"name", required_argument, 0, O_NAME},
+    {"tenant", required_argument, 0, O_TENANT},
+    {"queue", required_argument, 0, O_QUEUE},
+    {"workload", required_argument, 0, O_WORKLOAD},
+    {"tier", required_argument, 0, O_TIER},
+    {"route", required_argument, 0, O_ROUTE},
+    {"mig-profile", required_argument, 0, O_MIG},
+    {"gpus", required_argument, 0, O_GPUS},
+    {"memory", required_argument, 0, O_MEM},
+    {"compute", required_argument, 0, O_COMPUTE},
+    {"compute-limit", required_argument, 0, O_LIMIT},
+    {"cpu-milli", required_argument, 0, O_CPU},
+    {"host-memory", required_argument, 0, O_HMEM},
+    {"gpu-model", required_argument, 0, O_MODEL},
+    {"priority", required_argument, 0, O_PRIO},
+    {"preemptible", no_argument, 0, O_PREEMPT},
+    {"max-runtime", required_argument, 0, O_RUNTIME},
+    {"idle-timeout", required_argument, 0, O_IDLE},
+    {"env", required_argument, 0, O_ENV},
+    {"cwd", required_argument, 0, O_CWD},
+    {"json", no_argument, 0, O_JSON},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+static bool parse_int(const char *flag, const char *s, long long lo, long long hi, long long *ret)
+{
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (!*s || *end || errno || v < lo || v > hi) {
+                cli_err("--%s: '%s' is not an integer in %lld..%lld", flag, s, lo, hi);
+                return false;
+        }
+        *ret = v;
+        return true;
+}
+
+static bool one_of(const char *flag, const char *s, const char *const *allowed)
+{
+        for (const char *const *a = allowed; *a; a++)
+                if (strcmp(s, *a) == 0)
+                        return true;
+        cli_err("--%s: '%s' is not one of the accepted values (see kerf submit --help)", flag, s);
+        return false;
+}
+
+/* Parses the submit flags into a JSON request; `--` ends flags, the rest is the command.
+ * Returns 0 and the request, or an exit code. */
+static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **ret)
+{
+        static const char *const wls[] = {"training", "inference", "dev", "batch", NULL};
+        static const char *const tiers[] = {"high", "high-impact", "queueable", "exploratory",
+                                            NULL};
+        static const char *const routes[] = {"whole", "mig", "slice", "mps", "tslice", NULL};
+        json_t *req = json_object(), *env = NULL, *models = NULL;
+        long long v;
+        int opt;
+        optind = 1;
+        while ((opt = getopt_long(argc, argv, "+h", submit_opts, NULL)) != -1) {
+                switch (opt) {
+                case O_NAME:
+                        json_object_set_new(req, "name", json_string(optarg));
+                        break;
+                case O_TENANT:
+                        json_object_set_new(req, "tenant", json_string(optarg));
+                        break;
+                case O_QUEUE:
+                        json_object_set_new(req, "queue", json_string(optarg));
+                        break;
+                case O_WORKLOAD:
+                        if (!one_of("workload", optarg, wls))
+                                goto usage;
+                        json_object_set_new(req, "workload", json_string(optarg));
+                        break;
+                case O_TIER:
+                        if (!one_of("tier", optarg, tiers))
+                                goto usage;
+                        json_object_set_new(
+                            req, "tier",
+                            json_string(strcmp(optarg, "high-impact") ? optarg : "high"));
+                        break;
+                case O_ROUTE:
+                        if (!one_of("route", optarg, routes))
+                                goto usage;
+                        json_object_set_new(req, "route", json_string(optarg));
+                        break;
+                case O_MIG:
+                        json_object_set_new(req, "mig_profile", json_string(optarg));
+                        break;
+                case O_GPUS:
+                        if (!parse_int("gpus", optarg, 1, 16, &v))
+                                goto usage;
+                        json_object_set_new(req, "gpus", json_integer(v));
+                        break;
+                case O_MEM:
+                case O_HMEM: {
+                        uint64_t b;
+                        if (kerf_parse_bytes(optarg, &b) < 0) {
+                                cli_err("--%s: '%s' is not a size (e.g. 16GiB, 512MiB)",
+                                        opt == O_MEM ? "memory" : "host-memory", optarg);
+                                goto usage;
+                        }
+                        json_object_set_new(req, opt == O_MEM ? "memory" : "host_memory",
+                                            json_integer((json_int_t)b));
+                        break;
+                }
+                case O_COMPUTE:
+                case O_LIMIT:
+                        if (!parse_int(opt == O_COMPUTE ? "compute" : "compute-limit", optarg, 0,
+                                       100, &v))
+                                goto usage;
+                        json_object_set_new(req, opt == O_COMPUTE ? "compute" : "compute_limit",
+                                            json_integer(v));
+                        break;
+                case O_CPU:
+                        if (!parse_int("cpu-milli", optarg, 0, 1LL << 40, &v))
+                                goto usage;
+                        json_object_set_new(req, "cpu_milli", json_integer(v));
+                        break;
+                case O_MODEL:
+                        if (!models)
+                                models = json_array();
+                        json_array_append_new(models, json_string(optarg));
+                        break;
+                case O_PRIO:
+                        if (!parse_int("priority", optarg, -1000, 1000, &v))
+                                goto usage;
+                        json_object_set_new(req, "priority", json_integer(v));
+                        break;
+                case O_PREEMPT:
+                        json_object_set_new(req, "preemptible", json_true());
+                        break;
+                case O_RUNTIME:
+                case O_IDLE:
+                        if (!parse_int(opt == O_RUNTIME ? "max-runtime" : "idle-timeout", optarg, 0,
+                                       366LL * 86400, &v))
+                                goto usage;
+                        json_object_set_new(req,
+                                            opt == O_RUNTIME ? "max_runtime_s" : "idle_timeout_s",
+                                            json_integer(v));
+                        break;
+                case O_ENV: {
+                        const char *eq = strchr(optarg, '=');
+                        if (!eq || eq == optarg) {
+                                cli_err("--env: '%s' is not KEY=VALUE", optarg);
+                                goto usage;
+                        }
+                        if (!env)
+                                env = json_object();
+                        char key[256];
+                        snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
+                        json_object_set_new(env, key, json_string(eq + 1));
+                        break;
+                }
+                case O_CWD:
+                        json_object_set_new(req, "cwd", json_string(optarg));
+                        break;
+                case O_JSON:
+                        c->json = true;
+                        break;
+                case 'h':
+                        cli_usage(stdout, argv[0]);
+                        json_decref(req);
+                        json_decref(env);
+                        json_decref(models);
+                        return -1;
+                default:
+                        goto usage;
+                }
+        }
+        if (env)
+                json_object_set_new(req, "env", env);
+        if (models)
+                json_object_set_new(req, "gpu_models", models);
+        env = models = NULL;
+        if (need_cmd) {
+                if (optind >= argc) {
+                        cli_err("%s: give the command to run after the flags, e.g. "
+                                "'kerf %s --workload dev -- python3 train.py'",
+                                argv[0], argv[0]);
+                        goto usage;
+                }
+                json_t *cmd = json_array();
+                for (int i = optind; i < argc; i++)
+                        json_array_append_new(cmd, json_string(argv[i]));
+                json_object_set_new(req, "command", cmd);
+        }
+        *ret = req;
+        return 0;
+usage:
+        json_decref(req);
+        json_decref(env);
+        json_decref(models);
+        return KERF_EXIT_USAGE;
+}
+
+static void print_task_line(const json_t *t)
+{
+        const json_t *r = json_object_get(t, "reason");
+        printf("task %s (%s) %s%s%s\n", cli_num(t, "id"), cli_str(t, "name"), cli_str(t, "state"),
+               r ? ": " : "", r ? cli_str(r, "text") : "");
+}
+
+int cli_submit(cli *c, int argc, char **argv)
+{
+        json_t *req = NULL, *task = NULL;
+        int ex = parse_request(c, argc, argv, true, &req);
+        if (ex)
+                return ex < 0 ? 0 : ex;
+        ex = cli_call(c, "POST", "/v1/tasks", req, &task);
+        json_decref(req);
+        if (ex)
+                return ex;
+        if (c->json)
+                cli_print_json(task);
+        else
+                print_task_line(task);
+        json_decref(task);
+        return 0;
+}
+
+static bool ended(const json_t *t)
+{
+        const char *st = cli_str(t, "state");
+        return !strcmp(st, "succeeded") || !strcmp(st, "failed") || !strcmp(st, "cancelled");
+}
+
+/* Copies new log bytes of one stream to `out`; returns false on a call error. */
+static bool pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
+                 bool *eof)
+{
+        char path[128];
+        json_t *j = NULL;
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/logs?stream=%s&offset=%lld&limit=65536", id,
+                 stream, *off);
+        if (cli_call(c, "GET", path, NULL, &j))
+                return false;
+        const char *data = json_string_value(json_object_get(j, "data"));
+        if (data && *data) {
+                fputs(data, out);
+                fflush(out);
+        }
+        json_t *o = json_object_get(j, "offset");
+        if (json_is_integer(o))
+                *off = json_integer_value(o);
+        *eof = json_is_true(json_object_get(j, "eof"));
+        json_decref(j);
+        return true;
+}
+
+int cli_run(cli *c, int argc, char **argv)
+{
+        json_t *req = NULL, *task = NULL;
+        int ex = parse_request(c, argc, argv, true, &req);
+        if (ex)
+                return ex < 0 ? 0 : ex;
+        ex = cli_call(c, "POST", "/v1/tasks", req, &task);
+        json_decref(req);
+        if (ex)
+                return ex;
+        unsigned long long id = (unsigned long long)json_integer_value(json_object_get(task, "id"));
+        fprintf(stderr, "kerf: task %llu submitted\n", id);
+        json_decref(task);
+        long long off_out = 0, off_err = 0;
+        bool eof_out = false, eof_err = false;
+        char path[64];
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
+        for (;;) {
+                if (!pump(c, id, "stdout", &off_out, stdout, &eof_out) ||
+                    !pump(c, id, "stderr", &off_err, stderr, &eof_err))
+                        return KERF_EXIT_UNREACHABLE;
+                if (eof_out && eof_err)
+                        break;
+                struct timespec ts = {0, 100 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
+        if (cli_call(c, "GET", path, NULL, &task))
+                return KERF_EXIT_UNREACHABLE;
+        int code = KERF_EXIT_RUN_FAILED;
+        json_t *ec = json_object_get(task, "exit_code"), *sig = json_object_get(task, "signal");
+        if (json_is_integer(ec))
+                code = (int)json_integer_value(ec);
+        else if (json_is_integer(sig))
+                code = 128 + (int)json_integer_value(sig);
+        if (!ended(task) || !json_is_integer(ec))
+                fprintf(stderr, "kerf: task %llu ended: %s (%s)\n", id, cli_str(task, "state"),
+                        cli_str(task, "end_reason"));
+        json_decref(task);
+        return code;
+}
+
+int cli_ls(cli *c, int argc, char **argv)
+{
+        static const struct option o[] = {{"state", required_argument, 0, 's'},
+                                          {"queue", required_argument, 0, 'q'},
+                                          {"tenant", required_argument, 0, 't'},
+                                          {"limit", required_argument, 0, 'n'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+        const char *filt[3] = {NULL, NULL, NULL}; /* state, queue, tenant */
+        static const char *const names[3] = {"state", "queue", "tenant"};
+        long long limit = 100;
+        int opt;
+        optind = 1;
+        while ((opt = getopt_long(argc, argv, "hj", o, NULL)) != -1) {
+                int k = opt == 's' ? 0 : opt == 'q' ? 1 : opt == 't' ? 2 : -1;
+                if (k >= 0) {
+                        if (strpbrk(optarg, "&?=#% ")) {
+                                cli_err("--%s: '%s' contains characters a name cannot have",
+                                        names[k], optarg);
+                                return KERF_EXIT_USAGE;
+                        }
+                        filt[k] = optarg;
+                } else if (opt == 'n') {
+                        if (!parse_int("limit", optarg, 1, 1000, &limit))
+                                return KERF_EXIT_USAGE;
+                } else if (opt == 'j') {
+                        c->json = true;
+                } else if (opt == 'h') {
+                        cli_usage(stdout, argv[0]);
+                        return 0;
+                } else {
+                        return KERF_EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                cli_err("ls: unexpected argument '%s'", argv[optind]);
+                return KERF_EXIT_USAGE;
+        }
+        char path[512];
+        int len = snprintf(path, sizeof(path), "/v1/tasks?limit=%lld", limit);
+        for (int k = 0; k < 3; k++)
+                if (filt[k])
+                        len += snprintf(path + len, sizeof(path) - (size_t)len, "&%s=%.100s",
+                                        names[k], filt[k]);
+        json_t *j = NULL;
+        int ex = cli_call(c, "GET", path, NULL, &j);
+        if (ex)
+                return ex;
+        if (c->json) {
+                cli_print_json(j);
+                json_decref(j);
+                return 0;
+        }
+        static const char *const h[] = {"ID",    "NAME",  "TENANT", "QUEUE", "WORKLOAD",
+                                        "STATE", "ROUTE", "GPU",    "REASON"};
+        cli_table *t = cli_table_new(h, 9);
+        size_t i;
+        json_t *task;
+        json_array_foreach(json_object_get(j, "items"), i, task)
+        {
+                json_t *units = json_object_get(task, "units");
+                json_t *u0 = json_array_get(units, 0);
+                char reason[80];
+                snprintf(reason, sizeof(reason), "%.78s",
+                         cli_str(json_object_get(task, "reason"), "text"));
+                cli_table_add(
+                    t, cli_num(task, "id"), cli_str(task, "name"), cli_str(task, "tenant"),
+                    cli_str(task, "queue"), cli_str(task, "workload"), cli_str(task, "state"),
+                    u0 ? cli_str(task, "route") : "-", u0 ? cli_num(u0, "gpu") : "-", reason);
+        }
+        cli_table_print(t, stdout);
+        cli_table_free(t);
+        json_decref(j);
+        return 0;
+}
+
+/* Verbs that take one task id and an optional --json. */
+static int one_id(cli *c, int argc, char **argv, unsigned long long *id)
+{
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "--json")) {
+                        c->json = true;
+                        memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+                        argc--;
+                        i--;
+                }
+        }
+        if (argc != 2) {
+                cli_err("%s: expects exactly one task id (kerf %s ID)", argv[0], argv[0]);
+                return KERF_EXIT_USAGE;
+        }
+        return cli_parse_id(argv[1], id) ? 0 : KERF_EXIT_USAGE;
+}
+
+int cli_show(cli *c, int argc, char **argv)
+{
+        unsigned long long id;
+        int ex = one_id(c, argc, argv, &id);
+        if (ex)
+                return ex;
+        char path[64];
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
+        json_t *t = NULL;
+        if ((ex = cli_call(c, "GET", path, NULL, &t)))
+                return ex;
+        if (c->json) {
+                cli_print_json(t);
+                json_decref(t);
+                return 0;
+        }
+        static const char *const keys[] = {
+            "id",        "name",        "tenant",        "queue",       "workload", "tier",
+            "priority",  "preemptible", "state",         "end_reason",  "route",    "pid",
+            "exit_code", "signal",      "queue_wait_ms", "preemptions", "restarts", NULL};
+        for (const char *const *k = keys; *k; k++)
+                printf("%-14s %s\n", *k, cli_str(t, *k));
+        printf("%-14s %s\n", "reason", cli_str(json_object_get(t, "reason"), "text"));
+        size_t i;
+        json_t *u;
+        json_array_foreach(json_object_get(t, "units"), i, u)
+        {
+                printf("unit %-9s %s %s on GPU %s (%s)%s%s, memory %s, compute %s%%\n",
+                       cli_num(u, "id"), cli_str(u, "kind"), cli_str(u, "mig_profile"),
+                       cli_num(u, "gpu"), cli_str(u, "gpu_uuid"),
+                       json_object_get(u, "mig_uuid") ? " " : "",
+                       json_object_get(u, "mig_uuid") ? cli_str(u, "mig_uuid") : "",
+                       cli_bytes(u, "memory"), cli_num(u, "compute"));
+        }
+        json_t *log = json_object_get(t, "log");
+        printf("%-14s %s\n%-14s %s\n", "stdout", cli_str(log, "stdout"), "stderr",
+               cli_str(log, "stderr"));
+        json_decref(t);
+        return 0;
+}
+
+int cli_cancel(cli *c, int argc, char **argv)
+{
+        unsigned long long id;
+        int ex = one_id(c, argc, argv, &id);
+        if (ex)
+                return ex;
+        char path[64];
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", id);
+        json_t *t = NULL;
+        if ((ex = cli_call(c, "POST", path, NULL, &t)))
+                return ex;
+        if (c->json)
+                cli_print_json(t);
+        else
+                print_task_line(t);
+        json_decref(t);
+        return 0;
+}
+
+int cli_logs(cli *c, int argc, char **argv)
+{
+        bool err = false, follow = false;
+        for (int i = 1; i < argc; i++) {
+                bool flag = true;
+                if (!strcmp(argv[i], "--stderr"))
+                        err = true;
+                else if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow"))
+                        follow = true;
+                else
+                        flag = false;
+                if (flag) {
+                        memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+                        argc--;
+                        i--;
+                }
+        }
+        unsigned long long id;
+        int ex = one_id(c, argc, argv, &id);
+        if (ex)
+                return ex;
+        long long off = 0;
+        bool eof = false;
+        do {
+                if (!pump(c, id, err ? "stderr" : "stdout", &off, err ? stderr : stdout, &eof))
+                        return KERF_EXIT_UNREACHABLE;
+                if (follow && !eof) {
+                        struct timespec ts = {0, 200 * 1000 * 1000};
+                        nanosleep(&ts, NULL);
+                }
+        } while (follow && !eof);
+        return 0;
+}
+
+int cli_explain(cli *c, int argc, char **argv)
+{
+        unsigned long long id;
+        int ex = one_id(c, argc, argv, &id);
+        if (ex)
+                return ex;
+        char path[64];
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/explain", id);
+        json_t *e = NULL;
+        if ((ex = cli_call(c, "GET", path, NULL, &e)))
+                return ex;
+        if (c->json) {
+                cli_print_json(e);
+                json_decref(e);
+                return 0;
+        }
+        json_t *r = json_object_get(e, "reason");
+        printf("task %llu is %s: [%s] %s\n", id, cli_str(e, "state"), cli_str(r, "code"),
+               cli_str(r, "text"));
+        if (json_object_get(e, "queue_position"))
+                printf("  queue position %s, fair-share rank %s, tenant dominant share %s\n",
+                       cli_num(e, "queue_position"), cli_num(e, "fair_share_rank"),
+                       cli_num(e, "dominant_share"));
+        size_t i;
+        json_t *rt;
+        json_array_foreach(json_object_get(e, "routes"), i, rt)
+            printf("  route %-6s [%s] %s\n", cli_str(rt, "route"), cli_str(rt, "code"),
+                   cli_str(rt, "text"));
+        const char *hint = json_string_value(json_object_get(e, "hint"));
+        if (hint && *hint)
+                printf("  -> %s\n", hint);
+        json_decref(e);
+        return 0;
+}

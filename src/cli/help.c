@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* help.c - --help text of every kerf verb */
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+        const char *verb;
+        const char *text;
+} help[] = {
+    {"submit", "usage: kerf submit [flags] -- COMMAND [ARG...]\n"
+               "Submits a task; prints its id and state.\n"
+               "  --name N            task name (<= 63 chars)\n"
+               "  --tenant T          (admin) submit for tenant T\n"
+               "  --queue Q           queue within the tenant (default: default)\n"
+               "  --workload W        training | inference | dev | batch (default batch)\n"
+               "  --tier T            high | queueable | exploratory (default queueable)\n"
+               "  --route R           insist on whole | mig | slice | mps | tslice\n"
+               "  --mig-profile P     a MIG profile by name, e.g. 3g.71gb (implies --route mig)\n"
+               "  --gpus N            GPUs (1..16; more than 1 means whole GPUs)\n"
+               "  --memory SIZE       GPU memory per GPU, e.g. 16GiB\n"
+               "  --compute PCT       guaranteed compute share, 0..100\n"
+               "  --compute-limit PCT burst limit for slices (>= --compute)\n"
+               "  --cpu-milli N, --host-memory SIZE   node resources\n"
+               "  --gpu-model M       allowed GPU model (repeatable)\n"
+               "  --priority P        -1000..1000 (default 0)\n"
+               "  --preemptible       may be preempted by higher-priority work\n"
+               "  --max-runtime S, --idle-timeout S   seconds\n"
+               "  --env K=V           environment variable (repeatable)\n"
+               "  --cwd DIR           working directory\n"
+               "  --json              print the task as JSON\n"},
+    {"run", "usage: kerf run [submit flags] -- COMMAND [ARG...]\n"
+            "Submits a task, streams its stdout/stderr, and exits with the task's exit code\n"
+            "(128+N if killed by signal N, 125 if it never ran or was cancelled).\n"},
+    {"ls", "usage: kerf ls [--state S] [--queue Q] [--tenant T] [--limit N] [--json]\n"
+           "Lists tasks (yours, or all for an admin).\n"},
+    {"show", "usage: kerf show ID [--json]\nShows one task: state, units, times, logs.\n"},
+    {"cancel", "usage: kerf cancel ID [--json]\nCancels a task (SIGTERM, grace, SIGKILL).\n"},
+    {"logs", "usage: kerf logs ID [--stderr] [-f|--follow]\nPrints a task's stdout (or stderr).\n"},
+    {"explain",
+     "usage: kerf explain ID [--json]\n"
+     "Why a task waits (quota, no fitting unit, fragmentation, queue order, fair share) or\n"
+     "why it was preempted, per route, and what would let it run.\n"},
+    {"gpus", "usage: kerf gpus [--json]\nGPUs: mode, reserved memory/compute, MIG layout.\n"},
+    {"units", "usage: kerf units [--json]\nUnits: whole GPUs, MIG instances, slices.\n"},
+    {"tenants",
+     "usage: kerf tenants [--json]\n"
+     "       kerf tenant create NAME [--cohort C] [--weight W]   (admin)\n"
+     "       kerf tenant token create NAME                       (admin; prints it once)\n"
+     "       kerf tenant token revoke NAME ID                    (admin)\n"},
+    {"tenant", NULL},
+    {"quota",
+     "usage: kerf quota TENANT [--json]                 show\n"
+     "       kerf quota TENANT --gpus N --memory SIZE --compute PCT --mig-slices N\n"
+     "            [--borrow-RES V] [--lend-RES V]       set (admin); V may be 'unlimited'\n"},
+    {"queue", "usage: kerf queue [--json]\nQueues: pending and running counts, head task.\n"},
+    {"audit", "usage: kerf audit [--after SEQ] [--json]     list records\n"
+              "       kerf audit export [--out FILE]       JSON Lines\n"
+              "       kerf audit verify                    check the hash chain (admin)\n"},
+    {"top", "usage: kerf top [--interval S] [--once]\nA refreshing view of GPUs, units and running "
+            "tasks.\n"},
+    {"version", "usage: kerf version [--json]\nClient and kerfd versions.\n"},
+};
+
+static const char general[] =
+    "usage: kerf [--socket PATH | --url http://127.0.0.1:PORT] [--token T] [--json] COMMAND\n"
+    "\n"
+    "Tasks:   submit run ls show cancel logs explain\n"
+    "Fleet:   gpus units queue top\n"
+    "Admin:   tenants tenant quota audit version\n"
+    "Run 'kerf COMMAND --help' for a command's flags.\n"
+    "\n"
+    "The socket defaults to $KERF_SOCKET, /run/kerf/kerfd.sock (root) or\n"
+    "$XDG_RUNTIME_DIR/kerf/kerfd.sock; the token to $KERF_TOKEN.\n"
+    "\n"
+    "Exit codes: 0 ok; 1 kerfd refused the request; 2 bad command line; 3 kerfd unreachable;\n"
+    "4 not found; 5 not allowed (401/403); kerf run: the task's own exit code.\n";
+
+void cli_usage(FILE *f, const char *verb)
+{
+        if (verb) {
+                for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++) {
+                        if (strcmp(help[i].verb, verb) != 0)
+                                continue;
+                        fputs(help[i].text ? help[i].text : help[i + (i ? -1 : 1)].text, f);
+                        return;
+                }
+        }
+        fputs(general, f);
+}
+
+bool cli_wants_help(int argc, char **argv)
+{
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "--"))
+                        return false;
+                if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+                        cli_usage(stdout, argv[0]);
+                        return true;
+                }
+        }
+        return false;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c - the kerf command-line tool: global flags and verb dispatch */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+        const char *name;
+        cli_verb_fn fn;
+        bool local; /* runs without kerfd */
+} verbs[] = {
+    {"submit", cli_submit, false},   {"run", cli_run, false},        {"ls", cli_ls, false},
+    {"show", cli_show, false},       {"cancel", cli_cancel, false},  {"logs", cli_logs, false},
+    {"explain", cli_explain, false}, {"gpus", cli_gpus, false},      {"units", cli_units, false},
+    {"tenants", cli_tenants, false}, {"tenant", cli_tenants, false}, {"quota", cli_quota, false},
+    {"queue", cli_queue, false},     {"audit", cli_audit, false},    {"top", cli_top, false},
+    {"version", cli_version, false},
+};
+
+int main(int argc, char **argv)
+{
+        cli c = {.prog = "kerf"};
+        kerf_client_opts o = {0};
+        int i = 1;
+        for (; i < argc && argv[i][0] == '-'; i++) {
+                const char *a = argv[i];
+                if (!strcmp(a, "--json")) {
+                        c.json = true;
+                } else if ((!strcmp(a, "--socket") || !strcmp(a, "--url") ||
+                            !strcmp(a, "--token")) &&
+                           i + 1 < argc) {
+                        const char *v = argv[++i];
+                        if (!strcmp(a, "--socket"))
+                                o.socket = v;
+                        else if (!strcmp(a, "--url"))
+                                o.url = v;
+                        else
+                                o.token = v;
+                } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+                        cli_usage(stdout, NULL);
+                        return 0;
+                } else {
+                        cli_err("unknown global flag '%s' (see kerf --help)", a);
+                        return KERF_EXIT_USAGE;
+                }
+        }
+        if (i >= argc) {
+                cli_usage(stderr, NULL);
+                return KERF_EXIT_USAGE;
+        }
+        const char *verb = argv[i];
+        if (!strcmp(verb, "help")) {
+                cli_usage(stdout, i + 1 < argc ? argv[i + 1] : NULL);
+                return 0;
+        }
+        for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+                if (strcmp(verb, verbs[v].name) != 0)
+                        continue;
+                int vargc = argc - i;
+                char **vargv = argv + i;
+                if (cli_wants_help(vargc, vargv))
+                        return 0;
+                if (o.url && strncmp(o.url, "http://", 7) != 0) {
+                        cli_err("--url: '%s' must start with http:// (loopback TCP)", o.url);
+                        return KERF_EXIT_USAGE;
+                }
+                int r = kerf_client_new(&o, &c.client);
+                if (r < 0) {
+                        cli_err("cannot set up the client: bad --socket/--url/--token");
+                        return KERF_EXIT_USAGE;
+                }
+                int ex = verbs[v].fn(&c, vargc, vargv);
+                kerf_client_free(c.client);
+                return ex;
+        }
+        cli_err("unknown command '%s' (see kerf --help)", verb);
+        return KERF_EXIT_USAGE;
+}

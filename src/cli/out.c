@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* out.c - calling kerfd, mapping its answers to exit codes, tables and help */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_err(const char *fmt, ...)
+{
+        va_list ap;
+        fputs("kerf: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+static int exit_for_status(long st)
+{
+        if (st == 404)
+                return KERF_EXIT_NOT_FOUND;
+        if (st == 401 || st == 403)
+                return KERF_EXIT_DENIED;
+        return KERF_EXIT_REFUSED;
+}
+
+/* Prints kerfd's error answer as one line. */
+static int report_error(const kerf_client_response *r)
+{
+        json_error_t je;
+        json_t *j = json_loadb(r->body, r->len, 0, &je);
+        const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
+        const char *code = j ? json_string_value(json_object_get(j, "error")) : NULL;
+        if (msg)
+                cli_err("%s (%s, HTTP %ld)", msg, code ? code : "error", r->status);
+        else
+                cli_err("kerfd answered HTTP %ld: %.200s", r->status, r->len ? r->body : "");
+        json_decref(j);
+        return exit_for_status(r->status);
+}
+
+static int transport(cli *c, const char *method, const char *path, json_t *body,
+                     kerf_client_response *r)
+{
+        char *text = NULL;
+        if (body) {
+                text = json_dumps(body, JSON_COMPACT);
+                if (!text) {
+                        cli_err("out of memory");
+                        return KERF_EXIT_REFUSED;
+                }
+        }
+        int rc = kerf_client_call(c->client, method, path, text, r);
+        free(text);
+        if (rc < 0) {
+                cli_err("%s", kerf_client_error(c->client)[0] ? kerf_client_error(c->client)
+                                                              : strerror(-rc));
+                return KERF_EXIT_UNREACHABLE;
+        }
+        if (r->status >= 400) {
+                int ex = report_error(r);
+                kerf_client_response_fini(r);
+                return ex;
+        }
+        return 0;
+}
+
+int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **ret_json)
+{
+        kerf_client_response r;
+        int ex = transport(c, method, path, body, &r);
+        if (ex)
+                return ex;
+        if (ret_json) {
+                *ret_json = NULL;
+                if (r.len) {
+                        json_error_t je;
+                        *ret_json = json_loadb(r.body, r.len, 0, &je);
+                        if (!*ret_json) {
+                                cli_err("kerfd sent invalid JSON: %s", je.text);
+                                kerf_client_response_fini(&r);
+                                return KERF_EXIT_REFUSED;
+                        }
+                }
+        }
+        kerf_client_response_fini(&r);
+        return 0;
+}
+
+int cli_call_raw(cli *c, const char *method, const char *path, char **ret_body)
+{
+        kerf_client_response r;
+        int ex = transport(c, method, path, NULL, &r);
+        if (ex)
+                return ex;
+        *ret_body = r.body;
+        return 0;
+}
+
+void cli_print_json(const json_t *j)
+{
+        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (s) {
+                puts(s);
+                free(s);
+        }
+}
+
+/* ---- tables ------------------------------------------------------------------------------ */
+
+struct cli_table {
+        int ncols;
+        char **cells; /* row-major, headers first */
+        size_t n, cap;
+};
+
+static void table_push(cli_table *t, const char *s)
+{
+        if (t->n == t->cap) {
+                size_t nc = t->cap ? t->cap * 2 : 64;
+                char **np = realloc(t->cells, nc * sizeof(*np));
+                if (!np)
+                        return;
+                t->cells = np;
+                t->cap = nc;
+        }
+        t->cells[t->n++] = strdup(s ? s : "");
+}
+
+cli_table *cli_table_new(const char *const *headers, int ncols)
+{
+        cli_table *t = calloc(1, sizeof(*t));
+        if (!t)
+                return NULL;
+        t->ncols = ncols;
+        for (int i = 0; i < ncols; i++)
+                table_push(t, headers[i]);
+        return t;
+}
+
+void cli_table_add(cli_table *t, ...)
+{
+        va_list ap;
+        va_start(ap, t);
+        for (int i = 0; i < t->ncols; i++)
+                table_push(t, va_arg(ap, const char *));
+        va_end(ap);
+}
+
+void cli_table_print(cli_table *t, FILE *f)
+{
+        size_t w[32] = {0};
+        for (size_t i = 0; i < t->n; i++) {
+                size_t l = t->cells[i] ? strlen(t->cells[i]) : 0;
+                if (l > w[i % (size_t)t->ncols])
+                        w[i % (size_t)t->ncols] = l;
+        }
+        for (size_t i = 0; i < t->n; i++) {
+                size_t col = i % (size_t)t->ncols;
+                bool last = col == (size_t)t->ncols - 1;
+                const char *cell = t->cells[i] ? t->cells[i] : "";
+                if (last)
+                        fprintf(f, "%s\n", cell);
+                else
+                        fprintf(f, "%-*s  ", (int)w[col], cell);
+        }
+}
+
+void cli_table_free(cli_table *t)
+{
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->n; i++)
+                free(t->cells[i]);
+        free(t->cells);
+        free(t);
+}
+
+/* ---- formatting ---------------------------------------------------------------------------- */
+
+static char *slot(void)
+{
+        static char bufs[16][128];
+        static unsigned i;
+        return bufs[i++ % 16];
+}
+
+const char *cli_str(const json_t *obj, const char *key)
+{
+        const json_t *v = json_object_get(obj, key);
+        if (json_is_string(v))
+                return json_string_value(v);
+        char *b = slot();
+        if (json_is_integer(v))
+                snprintf(b, 128, "%lld", (long long)json_integer_value(v));
+        else if (json_is_real(v))
+                snprintf(b, 128, "%.3g", json_real_value(v));
+        else if (json_is_true(v))
+                snprintf(b, 128, "yes");
+        else if (json_is_false(v))
+                snprintf(b, 128, "no");
+        else
+                snprintf(b, 128, "-");
+        return b;
+}
+
+const char *cli_num(const json_t *obj, const char *key)
+{
+        return cli_str(obj, key);
+}
+
+const char *cli_bytes(const json_t *obj, const char *key)
+{
+        const json_t *v = json_object_get(obj, key);
+        if (!json_is_integer(v))
+                return "-";
+        char *b = slot();
+        double x = (double)json_integer_value(v);
+        if (x >= 1024.0 * 1024 * 1024)
+                snprintf(b, 128, "%.1fGiB", x / (1024.0 * 1024 * 1024));
+        else
+                snprintf(b, 128, "%.0fMiB", x / (1024.0 * 1024));
+        return b;
+}
+
+bool cli_parse_id(const char *s, unsigned long long *ret)
+{
+        char *end;
+        errno = 0;
+        unsigned long long v = s ? strtoull(s, &end, 10) : 0;
+        if (!s || !*s || *end || errno || v == 0 || s[0] == '-') {
+                cli_err("'%s' is not a task id (a positive integer)", s ? s : "");
+                return false;
+        }
+        *ret = v;
+        return true;
+}
