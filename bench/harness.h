@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* harness.h - a steady-state scheduling workload shared by the throughput and growth
+ * benchmarks: a mixed fleet, 100 tenants, a pending queue kept at a fixed depth */
+#ifndef KERF_BENCH_HARNESS_H
+#define KERF_BENCH_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kerf/sched.h"
+
+typedef struct bench_cfg {
+        const char *fleet_path; /* fleet YAML */
+        unsigned tenants;
+        size_t pending; /* queue depth kept during the measurement */
+        size_t calls;   /* kerf_sched_step calls measured */
+        uint64_t seed;
+        kerf_place_policy place;
+} bench_cfg;
+
+typedef struct bench_out {
+        size_t calls;                  /* step calls measured */
+        uint64_t attempts;             /* decisions (tasks considered) in them */
+        uint64_t starts;               /* START decisions seen */
+        uint64_t mig_creates;          /* MIG_CREATE confirmed with kerf_sched_mig_done */
+        uint64_t mig_destroys;         /* MIG_DESTROY confirmed */
+        double total_s;                /* time inside kerf_sched_step */
+        double dec_per_s;              /* attempts / total_s */
+        double mean_us;                /* per decision */
+        double p50_us, p99_us, max_us; /* per decision: a call's time / its attempts */
+        double call_p99_us;            /* per step call */
+        double fill_s;                 /* time to submit the backlog */
+        size_t pending_end, running_end;
+} bench_out;
+
+/* Runs the workload; returns 0 or a negative errno (a message is printed to stderr). */
+int bench_run(const bench_cfg *cfg, bench_out *out);
+
+#endif /* KERF_BENCH_HARNESS_H */

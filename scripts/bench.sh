@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# bench.sh - runs every benchmark (issue 2, section 6) and prints the results: scripts/bench.sh BUILD
+set -eu
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+B="$BUILD/bench"
+DATA=${KERF_OPENB:-../shared/data/openb}
+for b in bench_sched_throughput bench_sched_growth bench_replay; do
+        if [ ! -x "$B/$b" ]; then
+                echo "bench.sh: $B/$b missing: build the 'benchmarks' target first" >&2
+                exit 1
+        fi
+done
+echo "== kerf benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -m)"
+echo "== a. throughput"
+"$B/bench_sched_throughput" examples/fleet-mixed-64.yaml 200000
+echo "== b. growth"
+"$B/bench_sched_growth" examples/fleet-mixed-64.yaml 50000
+echo "== c. placement quality on the openb trace"
+if [ -r "$DATA/openb_node_list_gpu_node.csv" ]; then
+        "$B/bench_replay" "$DATA" 5
+else
+        echo "bench.sh: $DATA not found (set KERF_OPENB): skipping c" >&2
+fi
