@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nvml_abi.h - NVML types, constants and prototypes (x86_64 ABI), written from GPU-REFERENCE §2 */
+#ifndef KERF_NVML_ABI_H
+#define KERF_NVML_ABI_H
+
+/*
+ * kerf's own description of the NVML ABI: enough for the simulated libnvidia-ml.so.1
+ * (src/sim/nvml) to implement it and for kerf's NVML backend to dlopen() the real library.
+ * Only what kerf uses is declared. Layouts are checked below for x86_64 LP64.
+ *
+ * Versioned entry points: consumers should dlsym() the versioned names listed here
+ * (nvmlInit_v2, nvmlDeviceGetCount_v2, ..._ComputeRunningProcesses_v3, nvmlEventSetWait_v2)
+ * and fall back to the older names when absent. No unversioned aliases are #defined here.
+ */
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- return codes -------------------------------------------------------------------- */
+typedef enum nvmlReturn_enum {
+        NVML_SUCCESS = 0,
+        NVML_ERROR_UNINITIALIZED = 1,
+        NVML_ERROR_INVALID_ARGUMENT = 2,
+        NVML_ERROR_NOT_SUPPORTED = 3,
+        NVML_ERROR_NO_PERMISSION = 4,
+        NVML_ERROR_ALREADY_INITIALIZED = 5,
+        NVML_ERROR_NOT_FOUND = 6,
+        NVML_ERROR_INSUFFICIENT_SIZE = 7,
+        NVML_ERROR_INSUFFICIENT_POWER = 8,
+        NVML_ERROR_DRIVER_NOT_LOADED = 9,
+        NVML_ERROR_TIMEOUT = 10,
+        NVML_ERROR_IRQ_ISSUE = 11,
+        NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+        NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+        NVML_ERROR_CORRUPTED_INFOROM = 14,
+        NVML_ERROR_GPU_IS_LOST = 15,
+        NVML_ERROR_RESET_REQUIRED = 16,
+        NVML_ERROR_OPERATING_SYSTEM = 17,
+        NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+        NVML_ERROR_IN_USE = 19,
+        NVML_ERROR_MEMORY = 20,
+        NVML_ERROR_NO_DATA = 21,
+        NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+        NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+        NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+        NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+        NVML_ERROR_DEPRECATED = 26,
+        NVML_ERROR_NOT_READY = 27,
+        NVML_ERROR_GPU_NOT_FOUND = 28,
+        NVML_ERROR_INVALID_STATE = 29,
+        NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30,
+        NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+/* ---- opaque handles -------------------------------------------------------------------- */
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t;
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+/* ---- buffer sizes ------------------------------------------------------------------------ */
+#define NVML_DEVICE_UUID_BUFFER_SIZE           80
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE        96
+#define NVML_DEVICE_NAME_BUFFER_SIZE           64
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE        96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+
+/* Struct version tag: size of the versioned struct | version << 24. */
+#define NVML_STRUCT_VERSION(type, ver)                                                             \
+        ((unsigned int)(sizeof(nvml##type##_v##ver##_t) | ((ver) << 24U)))
+
+/* ---- MIG ------------------------------------------------------------------------------- */
+#define NVML_DEVICE_MIG_DISABLE 0x0
+#define NVML_DEVICE_MIG_ENABLE  0x1
+
+/* GPU-instance profile *indexes* (passed to GetGpuInstanceProfileInfo*); the driver profile
+ * id comes back in info.id and is what every later call takes. */
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE        0x0
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE        0x1
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE        0x2
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE        0x3
+#define NVML_GPU_INSTANCE_PROFILE_7_SLICE        0x4
+#define NVML_GPU_INSTANCE_PROFILE_8_SLICE        0x5
+#define NVML_GPU_INSTANCE_PROFILE_6_SLICE        0x6
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1   0x7
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1   0x8
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2   0x9
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_GFX    0xA
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_GFX    0xB
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE_GFX    0xC
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_NO_ME  0xD
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_NO_ME  0xE
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME 0xF
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_ALL_ME 0x10
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE_GFX    0x11
+#define NVML_GPU_INSTANCE_PROFILE_COUNT          0x12
+
+#define NVML_GPU_INSTANCE_PROFILE_CAPS_P2P 0x1
+#define NVML_GPU_INSTANCE_PROFILE_CAPS_GFX 0x2
+
+/* Compute-instance profile indexes; in kerf-sim the CI profile id equals the index. */
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE      0x0
+#define NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE      0x1
+#define NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE      0x2
+#define NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE      0x3
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE      0x4
+#define NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE      0x5
+#define NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE      0x6
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE_NVL  0x8
+#define NVML_COMPUTE_INSTANCE_PROFILE_COUNT        0x9
+
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED 0x0
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_COUNT  0x1
+
+/* ---- events ------------------------------------------------------------------------------ */
+#define nvmlEventTypeSingleBitEccError      0x0000000000000001ULL
+#define nvmlEventTypeDoubleBitEccError      0x0000000000000002ULL
+#define nvmlEventTypePState                 0x0000000000000004ULL
+#define nvmlEventTypeXidCriticalError       0x0000000000000008ULL
+#define nvmlEventTypeClock                  0x0000000000000010ULL
+#define nvmlEventTypePowerSourceChange      0x0000000000000080ULL
+#define nvmlEventMigConfigChange            0x0000000000000100ULL
+#define nvmlEventTypeSingleBitEccErrorStorm 0x0000000000000200ULL
+#define nvmlEventTypeDramRetirementEvent    0x0000000000000400ULL
+#define nvmlEventTypeDramRetirementFailure  0x0000000000000800ULL
+#define nvmlEventTypeNonFatalPoisonError    0x0000000000001000ULL
+#define nvmlEventTypeFatalPoisonError       0x0000000000002000ULL
+#define nvmlEventTypeGpuUnavailableError    0x0000000000004000ULL
+#define nvmlEventTypeGpuRecoveryAction      0x0000000000008000ULL
+#define nvmlEventTypeNone                   0x0000000000000000ULL
+
+/* GI/CI id in nvmlEventData_t when the event cannot be attributed to an instance. */
+#define KERF_NVML_ID_UNATTRIBUTED 0xFFFFFFFFU
+
+/* ---- temperature ------------------------------------------------------------------------- */
+typedef enum nvmlTemperatureSensors_enum {
+        NVML_TEMPERATURE_GPU = 0,
+        NVML_TEMPERATURE_COUNT
+} nvmlTemperatureSensors_t;
+
+/* ---- structs (byte offsets / sizes for x86_64 in comments, asserted below) --------------- */
+typedef struct nvmlMemory_st {
+        unsigned long long total; /* 0 */
+        unsigned long long free;  /* 8 */
+        unsigned long long used;  /* 16 */
+} nvmlMemory_t;                   /* 24 */
+typedef nvmlMemory_t nvmlMemory_v1_t;
+
+typedef struct nvmlMemory_v2_st {
+        unsigned int version;                        /* 0, nvmlMemory_v2 */
+        unsigned long long total;                    /* 8 */
+        unsigned long long reserved;                 /* 16 */
+        unsigned long long free;                     /* 24 */
+        unsigned long long used;                     /* 32 */
+} nvmlMemory_v2_t;                                   /* 40 */
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2) /* 0x02000028 */
+
+typedef struct nvmlUtilization_st {
+        unsigned int gpu;    /* percent */
+        unsigned int memory; /* percent */
+} nvmlUtilization_t;         /* 8 */
+
+/* Used by the _v2 and _v3 running-process calls (the two layouts are the same). */
+typedef struct nvmlProcessInfo_st {
+        unsigned int pid;                 /* 0 */
+        unsigned long long usedGpuMemory; /* 8, bytes */
+        unsigned int gpuInstanceId;       /* 16, 0xFFFFFFFF when not on a MIG device */
+        unsigned int computeInstanceId;   /* 20 */
+} nvmlProcessInfo_t;                      /* 24 */
+typedef nvmlProcessInfo_t nvmlProcessInfo_v2_t;
+
+/* Used by the unversioned nvmlDeviceGetComputeRunningProcesses. */
+typedef struct nvmlProcessInfo_v1_st {
+        unsigned int pid;                 /* 0 */
+        unsigned long long usedGpuMemory; /* 8 */
+} nvmlProcessInfo_v1_t;                   /* 16 */
+
+typedef struct nvmlProcessUtilizationSample_st {
+        unsigned int pid;             /* 0 */
+        unsigned long long timeStamp; /* 8, CPU timestamp in microseconds */
+        unsigned int smUtil;          /* 16 */
+        unsigned int memUtil;         /* 20 */
+        unsigned int encUtil;         /* 24 */
+        unsigned int decUtil;         /* 28 */
+} nvmlProcessUtilizationSample_t;     /* 32 */
+
+typedef struct nvmlEventData_st {
+        nvmlDevice_t device;            /* 0 */
+        unsigned long long eventType;   /* 8 */
+        unsigned long long eventData;   /* 16, the XID for XID events */
+        unsigned int gpuInstanceId;     /* 24 */
+        unsigned int computeInstanceId; /* 28 */
+} nvmlEventData_t;                      /* 32 */
+
+typedef struct nvmlGpuInstancePlacement_st {
+        unsigned int start; /* memory slice */
+        unsigned int size;  /* memory slices */
+} nvmlGpuInstancePlacement_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_st {
+        unsigned int id; /* driver profile id */
+        unsigned int isP2pSupported;
+        unsigned int sliceCount;
+        unsigned int instanceCount;
+        unsigned int multiprocessorCount;
+        unsigned int copyEngineCount;
+        unsigned int decoderCount;
+        unsigned int encoderCount;
+        unsigned int jpegCount;
+        unsigned int ofaCount;
+        unsigned long long memorySizeMB; /* 40 */
+} nvmlGpuInstanceProfileInfo_t;          /* 48 */
+
+typedef struct nvmlGpuInstanceProfileInfo_v2_st {
+        unsigned int version;
+        unsigned int id;
+        unsigned int isP2pSupported;
+        unsigned int sliceCount;
+        unsigned int instanceCount;
+        unsigned int multiprocessorCount;
+        unsigned int copyEngineCount;
+        unsigned int decoderCount;
+        unsigned int encoderCount;
+        unsigned int jpegCount;
+        unsigned int ofaCount;
+        unsigned long long memorySizeMB;            /* 48 */
+        char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE]; /* 56 */
+} nvmlGpuInstanceProfileInfo_v2_t;                  /* 152 */
+#define nvmlGpuInstanceProfileInfo_v2                                                              \
+        NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2) /* 0x02000098 */
+
+typedef struct nvmlGpuInstanceProfileInfo_v3_st {
+        unsigned int version;
+        unsigned int id;
+        unsigned int sliceCount;
+        unsigned int instanceCount;
+        unsigned int multiprocessorCount;
+        unsigned int copyEngineCount;
+        unsigned int decoderCount;
+        unsigned int encoderCount;
+        unsigned int jpegCount;
+        unsigned int ofaCount;
+        unsigned long long memorySizeMB;            /* 40 */
+        char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE]; /* 48 */
+        unsigned int capabilities;                  /* 144, NVML_GPU_INSTANCE_PROFILE_CAPS_* */
+} nvmlGpuInstanceProfileInfo_v3_t;                  /* 152 */
+#define nvmlGpuInstanceProfileInfo_v3                                                              \
+        NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 3) /* 0x03000098 */
+
+typedef struct nvmlGpuInstanceInfo_st {
+        nvmlDevice_t device;                  /* 0 */
+        unsigned int id;                      /* 8 */
+        unsigned int profileId;               /* 12 */
+        nvmlGpuInstancePlacement_t placement; /* 16 */
+} nvmlGpuInstanceInfo_t;                      /* 24 */
+
+typedef struct nvmlComputeInstanceProfileInfo_st {
+        unsigned int id;
+        unsigned int sliceCount;
+        unsigned int instanceCount;
+        unsigned int multiprocessorCount;
+        unsigned int sharedCopyEngineCount;
+        unsigned int sharedDecoderCount;
+        unsigned int sharedEncoderCount;
+        unsigned int sharedJpegCount;
+        unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t; /* 36 */
+
+typedef struct nvmlComputeInstanceProfileInfo_v2_st {
+        unsigned int version;
+        unsigned int id;
+        unsigned int sliceCount;
+        unsigned int instanceCount;
+        unsigned int multiprocessorCount;
+        unsigned int sharedCopyEngineCount;
+        unsigned int sharedDecoderCount;
+        unsigned int sharedEncoderCount;
+        unsigned int sharedJpegCount;
+        unsigned int sharedOfaCount;
+        char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE]; /* 40 */
+} nvmlComputeInstanceProfileInfo_v2_t;              /* 136 */
+#define nvmlComputeInstanceProfileInfo_v2                                                          \
+        NVML_STRUCT_VERSION(ComputeInstanceProfileInfo, 2) /* 0x02000088 */
+
+typedef struct nvmlComputeInstancePlacement_st {
+        unsigned int start; /* compute slice */
+        unsigned int size;  /* compute slices */
+} nvmlComputeInstancePlacement_t;
+
+typedef struct nvmlComputeInstanceInfo_st {
+        nvmlDevice_t device;                      /* 0 */
+        nvmlGpuInstance_t gpuInstance;            /* 8 */
+        unsigned int id;                          /* 16 */
+        unsigned int profileId;                   /* 20 */
+        nvmlComputeInstancePlacement_t placement; /* 24 */
+} nvmlComputeInstanceInfo_t;                      /* 32 */
+
+typedef struct nvmlTemperature_v1_st {
+        unsigned int version; /* nvmlTemperature_v1 */
+        int sensorType;       /* nvmlTemperatureSensors_t */
+        int temperature;      /* degrees C */
+} nvmlTemperature_v1_t;       /* 12 */
+typedef nvmlTemperature_v1_t nvmlTemperature_t;
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION(Temperature, 1) /* 0x0100000C */
+
+/* ---- layout checks (x86_64 LP64) ------------------------------------------------------- */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define KERF_NVML_CHECK(cond) _Static_assert(cond, #cond)
+KERF_NVML_CHECK(sizeof(nvmlMemory_t) == 24);
+KERF_NVML_CHECK(sizeof(nvmlMemory_v2_t) == 40 && offsetof(nvmlMemory_v2_t, total) == 8);
+KERF_NVML_CHECK(nvmlMemory_v2 == 0x02000028U);
+KERF_NVML_CHECK(sizeof(nvmlUtilization_t) == 8);
+KERF_NVML_CHECK(sizeof(nvmlProcessInfo_t) == 24);
+KERF_NVML_CHECK(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8);
+KERF_NVML_CHECK(offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16);
+KERF_NVML_CHECK(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20);
+KERF_NVML_CHECK(sizeof(nvmlProcessInfo_v1_t) == 16);
+KERF_NVML_CHECK(sizeof(nvmlProcessUtilizationSample_t) == 32);
+KERF_NVML_CHECK(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8);
+KERF_NVML_CHECK(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+KERF_NVML_CHECK(sizeof(nvmlEventData_t) == 32);
+KERF_NVML_CHECK(offsetof(nvmlEventData_t, eventType) == 8);
+KERF_NVML_CHECK(offsetof(nvmlEventData_t, eventData) == 16);
+KERF_NVML_CHECK(offsetof(nvmlEventData_t, gpuInstanceId) == 24);
+KERF_NVML_CHECK(offsetof(nvmlEventData_t, computeInstanceId) == 28);
+KERF_NVML_CHECK(sizeof(nvmlGpuInstancePlacement_t) == 8);
+KERF_NVML_CHECK(sizeof(nvmlGpuInstanceProfileInfo_t) == 48);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
+KERF_NVML_CHECK(sizeof(nvmlGpuInstanceProfileInfo_v2_t) == 152);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB) == 48);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceProfileInfo_v2_t, name) == 56);
+KERF_NVML_CHECK(nvmlGpuInstanceProfileInfo_v2 == 0x02000098U);
+KERF_NVML_CHECK(sizeof(nvmlGpuInstanceProfileInfo_v3_t) == 152);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceProfileInfo_v3_t, memorySizeMB) == 40);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceProfileInfo_v3_t, name) == 48);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceProfileInfo_v3_t, capabilities) == 144);
+KERF_NVML_CHECK(nvmlGpuInstanceProfileInfo_v3 == 0x03000098U);
+KERF_NVML_CHECK(sizeof(nvmlGpuInstanceInfo_t) == 24);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceInfo_t, id) == 8);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceInfo_t, profileId) == 12);
+KERF_NVML_CHECK(offsetof(nvmlGpuInstanceInfo_t, placement) == 16);
+KERF_NVML_CHECK(sizeof(nvmlComputeInstanceProfileInfo_t) == 36);
+KERF_NVML_CHECK(sizeof(nvmlComputeInstanceProfileInfo_v2_t) == 136);
+KERF_NVML_CHECK(offsetof(nvmlComputeInstanceProfileInfo_v2_t, name) == 40);
+KERF_NVML_CHECK(nvmlComputeInstanceProfileInfo_v2 == 0x02000088U);
+KERF_NVML_CHECK(sizeof(nvmlComputeInstanceInfo_t) == 32);
+KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, gpuInstance) == 8);
+KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, id) == 16);
+KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, profileId) == 20);
+KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, placement) == 24);
+KERF_NVML_CHECK(sizeof(nvmlTemperature_t) == 12);
+KERF_NVML_CHECK(nvmlTemperature_v1 == 0x0100000CU);
+#undef KERF_NVML_CHECK
+#endif
+
+/* ---- prototypes (GPU-REFERENCE §2.2, plus the fallback names of §2.1) ------------------- */
+nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlInit(void); /* legacy alias of nvmlInit_v2 */
+nvmlReturn_t nvmlShutdown(void);
+const char *nvmlErrorString(nvmlReturn_t result);
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount);
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization);
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_v2_t *infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                  nvmlProcessInfo_v1_t *infos);
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
+                                      unsigned int *temp);
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power); /* mW */
+
+/* MIG */
+nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode,
+                                  nvmlReturn_t *activationStatus);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+                                  unsigned int *pendingMode);
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
+                                                 nvmlGpuInstanceProfileInfo_t *info);
+/* info->version must be nvmlGpuInstanceProfileInfo_v2 or _v3 (v3 layout when _v3). */
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+                                                  nvmlGpuInstanceProfileInfo_v2_t *info);
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
+                                                           unsigned int profileId,
+                                                           nvmlGpuInstancePlacement_t *placements,
+                                                           unsigned int *count);
+nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId,
+                                                       unsigned int *count);
+nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId,
+                                         nvmlGpuInstance_t *gpuInstance);
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId,
+                                                      const nvmlGpuInstancePlacement_t *placement,
+                                                      nvmlGpuInstance_t *gpuInstance);
+nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance);
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId,
+                                       nvmlGpuInstance_t *gpuInstances, unsigned int *count);
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+                                          nvmlGpuInstance_t *gpuInstance);
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info);
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance,
+                                                          unsigned int profile,
+                                                          unsigned int engProfile,
+                                                          nvmlComputeInstanceProfileInfo_t *info);
+/* info->version must be nvmlComputeInstanceProfileInfo_v2. */
+nvmlReturn_t
+nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile,
+                                              unsigned int engProfile,
+                                              nvmlComputeInstanceProfileInfo_v2_t *info);
+nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
+                                                  unsigned int profileId,
+                                                  nvmlComputeInstance_t *computeInstance);
+nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance,
+                                                unsigned int profileId,
+                                                nvmlComputeInstance_t *computeInstances,
+                                                unsigned int *count);
+nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance);
+nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance,
+                                           nvmlComputeInstanceInfo_t *info);
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                 nvmlDevice_t *migDevice);
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice);
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id);
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id);
+nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice,
+                                                          nvmlDevice_t *device);
+
+/* events */
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+                                      nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KERF_NVML_ABI_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nvml_test_api.h - the simulated NVML as a consumer sees it: dlopen() + dlsym() of each name */
+#ifndef KERF_NVML_TEST_API_H
+#define KERF_NVML_TEST_API_H
+
+#include "nvml_abi.h"
+
+#define NVML_TEST_FNS(X)                                                                                      \
+        X(nvmlInit_v2)                                                                                        \
+        X(nvmlInit)                                                                                           \
+        X(nvmlShutdown) X(nvmlErrorString) X(nvmlSystemGetDriverVersion) X(                                   \
+            nvmlSystemGetCudaDriverVersion) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetHandleByIndex_v2)         \
+            X(nvmlDeviceGetHandleByUUID) X(nvmlDeviceGetUUID) X(nvmlDeviceGetName) X(                         \
+                nvmlDeviceGetMinorNumber) X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetMemoryInfo_v2)            \
+                X(nvmlDeviceGetUtilizationRates) X(nvmlDeviceGetProcessUtilization) X(                        \
+                    nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)       \
+                    X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetTemperature) X(                    \
+                        nvmlDeviceGetTemperatureV) X(nvmlDeviceGetPowerUsage) X(nvmlDeviceSetMigMode)         \
+                        X(nvmlDeviceGetMigMode) X(nvmlDeviceGetGpuInstanceProfileInfo) X(                     \
+                            nvmlDeviceGetGpuInstanceProfileInfoV)                                             \
+                            X(nvmlDeviceGetGpuInstancePossiblePlacements_v2) X(                               \
+                                nvmlDeviceGetGpuInstanceRemainingCapacity)                                    \
+                                X(nvmlDeviceCreateGpuInstance) X(                                             \
+                                    nvmlDeviceCreateGpuInstanceWithPlacement)                                 \
+                                    X(nvmlGpuInstanceDestroy) X(nvmlDeviceGetGpuInstances) X(                 \
+                                        nvmlDeviceGetGpuInstanceById) X(nvmlGpuInstanceGetInfo)               \
+                                        X(nvmlGpuInstanceGetComputeInstanceProfileInfo) X(                    \
+                                            nvmlGpuInstanceGetComputeInstanceProfileInfoV)                    \
+                                            X(nvmlGpuInstanceCreateComputeInstance) X(                        \
+                                                nvmlGpuInstanceGetComputeInstances)                           \
+                                                X(nvmlComputeInstanceDestroy) X(                              \
+                                                    nvmlComputeInstanceGetInfo_v2)                            \
+                                                    X(nvmlDeviceGetMaxMigDeviceCount) X(                      \
+                                                        nvmlDeviceGetMigDeviceHandleByIndex)                  \
+                                                        X(nvmlDeviceIsMigDeviceHandle) X(                     \
+                                                            nvmlDeviceGetGpuInstanceId)                       \
+                                                            X(nvmlDeviceGetComputeInstanceId) X(              \
+                                                                nvmlDeviceGetDeviceHandleFromMigDeviceHandle) \
+                                                                X(nvmlEventSetCreate) X(                      \
+                                                                    nvmlDeviceGetSupportedEventTypes)         \
+                                                                    X(nvmlDeviceRegisterEvents)               \
+                                                                        X(nvmlEventSetWait_v2)                \
+                                                                            X(nvmlEventSetWait) X(            \
+                                                                                nvmlEventSetFree)
+
+struct nvml_api {
+        void *dl;
+#define X(n) __typeof__(&n) n;
+        NVML_TEST_FNS(X)
+#undef X
+};
+
+/* Filled by nvml_test_load() (test_nvml.c). */
+extern struct nvml_api N;
+/* Per-test fixture shared by the NVML test files. */
+int nvml_setup(void **state);
+int nvml_teardown(void **state);
+struct nvml_fx {
+        char dir[64];
+        struct kerf_sim *st;
+        nvmlDevice_t dev[3]; /* H200 (MIG on), H200, T4 */
+};
+/* The MIG lifecycle tests (test_nvml_mig.c). */
+extern const struct CMUnitTest nvml_mig_tests[];
+extern const size_t nvml_mig_tests_n;
+
+#endif /* KERF_NVML_TEST_API_H */
