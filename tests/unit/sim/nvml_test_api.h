@@ -5,43 +5,61 @@
 
 #include "nvml_abi.h"
 
-#define NVML_TEST_FNS(X)                                                                                      \
-        X(nvmlInit_v2)                                                                                        \
-        X(nvmlInit)                                                                                           \
-        X(nvmlShutdown) X(nvmlErrorString) X(nvmlSystemGetDriverVersion) X(                                   \
-            nvmlSystemGetCudaDriverVersion) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetHandleByIndex_v2)         \
-            X(nvmlDeviceGetHandleByUUID) X(nvmlDeviceGetUUID) X(nvmlDeviceGetName) X(                         \
-                nvmlDeviceGetMinorNumber) X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetMemoryInfo_v2)            \
-                X(nvmlDeviceGetUtilizationRates) X(nvmlDeviceGetProcessUtilization) X(                        \
-                    nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)       \
-                    X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetTemperature) X(                    \
-                        nvmlDeviceGetTemperatureV) X(nvmlDeviceGetPowerUsage) X(nvmlDeviceSetMigMode)         \
-                        X(nvmlDeviceGetMigMode) X(nvmlDeviceGetGpuInstanceProfileInfo) X(                     \
-                            nvmlDeviceGetGpuInstanceProfileInfoV)                                             \
-                            X(nvmlDeviceGetGpuInstancePossiblePlacements_v2) X(                               \
-                                nvmlDeviceGetGpuInstanceRemainingCapacity)                                    \
-                                X(nvmlDeviceCreateGpuInstance) X(                                             \
-                                    nvmlDeviceCreateGpuInstanceWithPlacement)                                 \
-                                    X(nvmlGpuInstanceDestroy) X(nvmlDeviceGetGpuInstances) X(                 \
-                                        nvmlDeviceGetGpuInstanceById) X(nvmlGpuInstanceGetInfo)               \
-                                        X(nvmlGpuInstanceGetComputeInstanceProfileInfo) X(                    \
-                                            nvmlGpuInstanceGetComputeInstanceProfileInfoV)                    \
-                                            X(nvmlGpuInstanceCreateComputeInstance) X(                        \
-                                                nvmlGpuInstanceGetComputeInstances)                           \
-                                                X(nvmlComputeInstanceDestroy) X(                              \
-                                                    nvmlComputeInstanceGetInfo_v2)                            \
-                                                    X(nvmlDeviceGetMaxMigDeviceCount) X(                      \
-                                                        nvmlDeviceGetMigDeviceHandleByIndex)                  \
-                                                        X(nvmlDeviceIsMigDeviceHandle) X(                     \
-                                                            nvmlDeviceGetGpuInstanceId)                       \
-                                                            X(nvmlDeviceGetComputeInstanceId) X(              \
-                                                                nvmlDeviceGetDeviceHandleFromMigDeviceHandle) \
-                                                                X(nvmlEventSetCreate) X(                      \
-                                                                    nvmlDeviceGetSupportedEventTypes)         \
-                                                                    X(nvmlDeviceRegisterEvents)               \
-                                                                        X(nvmlEventSetWait_v2)                \
-                                                                            X(nvmlEventSetWait) X(            \
-                                                                                nvmlEventSetFree)
+/* clang-format off */
+#define NVML_TEST_FNS(X) \
+        X(nvmlInit_v2) \
+        X(nvmlInit) \
+        X(nvmlShutdown) \
+        X(nvmlErrorString) \
+        X(nvmlSystemGetDriverVersion) \
+        X(nvmlSystemGetCudaDriverVersion) \
+        X(nvmlDeviceGetCount_v2) \
+        X(nvmlDeviceGetHandleByIndex_v2) \
+        X(nvmlDeviceGetHandleByUUID) \
+        X(nvmlDeviceGetUUID) \
+        X(nvmlDeviceGetName) \
+        X(nvmlDeviceGetMinorNumber) \
+        X(nvmlDeviceGetMemoryInfo) \
+        X(nvmlDeviceGetMemoryInfo_v2) \
+        X(nvmlDeviceGetUtilizationRates) \
+        X(nvmlDeviceGetProcessUtilization) \
+        X(nvmlDeviceGetComputeRunningProcesses_v3) \
+        X(nvmlDeviceGetComputeRunningProcesses_v2) \
+        X(nvmlDeviceGetComputeRunningProcesses) \
+        X(nvmlDeviceGetTemperature) \
+        X(nvmlDeviceGetTemperatureV) \
+        X(nvmlDeviceGetPowerUsage) \
+        X(nvmlDeviceSetMigMode) \
+        X(nvmlDeviceGetMigMode) \
+        X(nvmlDeviceGetGpuInstanceProfileInfo) \
+        X(nvmlDeviceGetGpuInstanceProfileInfoV) \
+        X(nvmlDeviceGetGpuInstancePossiblePlacements_v2) \
+        X(nvmlDeviceGetGpuInstanceRemainingCapacity) \
+        X(nvmlDeviceCreateGpuInstance) \
+        X(nvmlDeviceCreateGpuInstanceWithPlacement) \
+        X(nvmlGpuInstanceDestroy) \
+        X(nvmlDeviceGetGpuInstances) \
+        X(nvmlDeviceGetGpuInstanceById) \
+        X(nvmlGpuInstanceGetInfo) \
+        X(nvmlGpuInstanceGetComputeInstanceProfileInfo) \
+        X(nvmlGpuInstanceGetComputeInstanceProfileInfoV) \
+        X(nvmlGpuInstanceCreateComputeInstance) \
+        X(nvmlGpuInstanceGetComputeInstances) \
+        X(nvmlComputeInstanceDestroy) \
+        X(nvmlComputeInstanceGetInfo_v2) \
+        X(nvmlDeviceGetMaxMigDeviceCount) \
+        X(nvmlDeviceGetMigDeviceHandleByIndex) \
+        X(nvmlDeviceIsMigDeviceHandle) \
+        X(nvmlDeviceGetGpuInstanceId) \
+        X(nvmlDeviceGetComputeInstanceId) \
+        X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle) \
+        X(nvmlEventSetCreate) \
+        X(nvmlDeviceGetSupportedEventTypes) \
+        X(nvmlDeviceRegisterEvents) \
+        X(nvmlEventSetWait_v2) \
+        X(nvmlEventSetWait) \
+        X(nvmlEventSetFree)
+/* clang-format on */
 
 struct nvml_api {
         void *dl;
