@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* exec.h - kerfd's task executor: start, stop, reap and re-adopt task process groups */
+#ifndef KERF_DAEMON_EXEC_H
+#define KERF_DAEMON_EXEC_H
+
+/*
+ * The executor runs each task as a child process started with execve() (never through a
+ * shell) in its own session and process group, optionally inside a device fence (fence.h).
+ * It never sleeps and never blocks for more than the fork/exec hand-shake of one start:
+ * stops are a state machine driven by kerf_exec_tick(), ends are collected by
+ * kerf_exec_reap(). Times are milliseconds on a monotonic clock chosen by the caller.
+ *
+ * Call graph in kerfd (node controller):
+ *
+ *   kerf_exec_new()                       at start-up
+ *   kerf_exec_adopt()  x N                recovery: tasks still alive from the last run
+ *   loop:
+ *     kerf_exec_start()                   scheduler said START (after stopping victims)
+ *     kerf_exec_stop()                    cancel / max runtime / idle / preempt / lease
+ *     kerf_exec_reap(now)                 on SIGCHLD (signalfd) and at least every
+ *                                         kerf_exec_next_deadline(); calls tick itself
+ *     -> for each ended task: kerf_fence_destroy(), release the unit in the scheduler
+ *   kerf_exec_free()                      at shutdown (tasks keep running unless stopped)
+ *
+ * Thread-safety: none; one kerf_exec is used by one thread (the daemon's loop).
+ * The library never prints and never exits; only the forked child calls _exit().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <kerf/core.h>
+
+#include "fence.h"
+
+typedef struct kerf_exec kerf_exec;
+
+/* Why a task was stopped (the daemon maps these to the task's end_reason). */
+typedef enum kerf_exec_reason {
+        KERF_EXEC_EXITED = 0, /* not stopped: the task ended by itself */
+        KERF_EXEC_CANCEL,     /* user or admin cancel */
+        KERF_EXEC_TIMEOUT,    /* max runtime reached */
+        KERF_EXEC_IDLE,       /* no GPU activity for the idle timeout */
+        KERF_EXEC_PREEMPT,    /* preempted by the scheduler */
+        KERF_EXEC_LEASE,      /* attached task's lease expired */
+        KERF_EXEC_FAULT,      /* device fault (XID, reset) */
+        KERF_EXEC_SHUTDOWN,   /* kerfd shutting down with stop-tasks policy */
+        KERF_EXEC_REASON_COUNT
+} kerf_exec_reason;
+
+/* Returns a static lower-case name ("exited", "cancel", ...); "unknown" if out of range. */
+const char *kerf_exec_reason_name(kerf_exec_reason r);
+
+typedef struct kerf_exec_config {
+        /* Directory for per-task logs, <log_dir>/<task_id>.out and .err. Must exist and be
+         * writable by kerfd; logs are opened O_APPEND|O_NOFOLLOW, mode 0640, owned by kerfd
+         * (the task writes through inherited descriptors). Required. */
+        const char *log_dir;
+        /* After the leader of a task exits by itself, leftover members of its process group
+         * (or fence cgroup) get SIGTERM, then SIGKILL after this many ms. 0 = 2000. */
+        uint32_t leftover_grace_ms;
+        /* Make kerfd a child subreaper (prctl PR_SET_CHILD_SUBREAPER, process-wide): orphaned
+         * members of a task's process group are re-parented to kerfd instead of init, and
+         * the executor reaps those zombies (only processes of its tasks' groups, never with
+         * waitpid(-1)). Use it where pid 1 does not reap (some containers). */
+        bool subreaper;
+} kerf_exec_config;
+
+/* How the task's unit is wired into its environment (docs/SHIM-CONTRACT.md). All strings
+ * are borrowed for the duration of kerf_exec_start(). */
+typedef struct kerf_exec_unit {
+        kerf_unit_kind kind;
+        /* CUDA_VISIBLE_DEVICES value: one GPU-... or MIG-... UUID, or several separated by
+         * commas for multi-GPU tasks. Required. */
+        const char *visible_devices;
+        uint64_t unit_id;
+        /* Software slices (SLICE, TSLICE; also MPS for its memory cap): */
+        const char *shim_path;      /* LD_PRELOAD, e.g. <libdir>/libkerf-cuda.so; required */
+        const char *region_path;    /* per-slice shared region (slice_abi.h); required */
+        uint64_t memory_limit;      /* bytes */
+        uint32_t compute_pct;       /* guaranteed compute share, 0..100 */
+        uint32_t compute_limit_pct; /* burst limit, >= compute_pct, <= 100 */
+        /* MPS only: pipe directory and per-client limits (CUDA_MPS_* variables). */
+        const char *mps_pipe_dir;
+        uint32_t mps_thread_pct; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 0 = not set */
+} kerf_exec_unit;
+
+/* What to start. Strings and arrays are borrowed for the duration of kerf_exec_start(). */
+typedef struct kerf_exec_spec {
+        uint64_t task_id; /* > 0; names the log files; unique among live tasks */
+        /* argv, NULL-terminated, argv[0] non-empty. argv[0] containing '/' is executed as is
+         * (relative to cwd); otherwise it is searched in the task's PATH (its env's PATH, or
+         * the default below) after the uid switch, like execvp(). */
+        const char *const *argv;
+        /* Extra environment, NULL-terminated "NAME=value" strings, added to an empty one.
+         * Names that the unit contract sets (CUDA_VISIBLE_DEVICES, LD_PRELOAD, KERF_*, CUDA_MPS_*)
+         * are overridden by the contract. PATH defaults to
+         * /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin when not given. */
+        const char *const *env;
+        const char *cwd; /* NULL = "/" */
+        /* Run as uid/gid (and exactly these supplementary groups) when run_as is true.
+         * Needs kerfd to run as root; otherwise only the daemon's own uid/gid is accepted. */
+        bool run_as;
+        uid_t uid;
+        gid_t gid;
+        const gid_t *groups; /* may be NULL when n_groups == 0 */
+        size_t n_groups;
+        const kerf_exec_unit *unit; /* NULL: no GPU (CUDA_VISIBLE_DEVICES is set empty) */
+        const char *socket_path;    /* KERF_SOCKET for the client library; may be NULL */
+        /* Device fence the child joins before execve; NULL = none. Borrowed until the task
+         * has been reaped: the executor also uses it to kill and to detect the end. */
+        kerf_fence *fence;
+} kerf_exec_spec;
+
+/* A started (or adopted) task's identity. Persist pid, pgid and starttime in the task record
+ * so that a restarted kerfd can tell its live task from a reused pid. */
+typedef struct kerf_exec_proc {
+        uint64_t task_id;
+        pid_t pid;          /* leader */
+        pid_t pgid;         /* == pid: leader of its own session and process group */
+        uint64_t starttime; /* /proc/PID/stat field 22, clock ticks since boot */
+        char stdout_path[512];
+        char stderr_path[512];
+} kerf_exec_proc;
+
+/* Where a failed start failed (written only when kerf_exec_start() fails). */
+typedef enum kerf_exec_stage {
+        KERF_EXEC_STAGE_SETUP = 0, /* in kerfd before fork: validation, logs, fork */
+        KERF_EXEC_STAGE_FENCE,     /* child could not join its cgroup */
+        KERF_EXEC_STAGE_SESSION,   /* setsid */
+        KERF_EXEC_STAGE_IDS,       /* setgroups/setgid/setuid */
+        KERF_EXEC_STAGE_CWD,       /* chdir */
+        KERF_EXEC_STAGE_STDIO,     /* dup2 of /dev/null and the logs */
+        KERF_EXEC_STAGE_EXEC,      /* execve: ENOENT, EACCES, ENOEXEC, ... */
+        KERF_EXEC_STAGE_COUNT
+} kerf_exec_stage;
+
+typedef struct kerf_exec_failure {
+        kerf_exec_stage stage;
+        int err; /* positive errno */
+} kerf_exec_failure;
+
+/* Returns a static name for a stage ("exec", "cwd", ...). */
+const char *kerf_exec_stage_name(kerf_exec_stage s);
+
+/* One ended task, as returned by kerf_exec_reap(). */
+typedef struct kerf_exec_exit {
+        uint64_t task_id;
+        pid_t pid;
+        int exit_code;    /* 0..255 when the leader exited; -1 when killed or unknown */
+        int signal;       /* signal that ended the leader, 0 if none or unknown */
+        bool core_dumped; /* WCOREDUMP */
+        bool unknown;     /* adopted task: not our child, its status cannot be known */
+        bool killed;      /* SIGKILL was needed (grace expired) for the leader or leftovers */
+        kerf_exec_reason reason; /* KERF_EXEC_EXITED unless kerf_exec_stop() was called */
+        uint64_t end_ms;         /* `now` of the reap that saw the last process of the task gone */
+} kerf_exec_exit;
+
+/* Creates an executor. Copies what it needs from cfg. Returns 0 and *ret, or -EINVAL,
+ * -ENOMEM. Free with kerf_exec_free(). */
+int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret);
+
+/* Frees the executor and forgets its tasks without signalling them (they keep running and
+ * can be re-adopted by a new kerfd). Accepts NULL; returns NULL. */
+kerf_exec *kerf_exec_free(kerf_exec *ex);
+
+/* Starts a task. Blocks only until the child has exec'd or failed (an O_CLOEXEC error
+ * pipe), so exec failures (ENOENT, EACCES, bad cwd, uid switch) are returned here, not seen
+ * later as a mysterious exit 127. On success writes *ret and returns 0. On failure returns
+ * -errno (the child's errno for child-side stages), writes *ret_fail when non-NULL, and
+ * leaves nothing running (a failed child has been reaped). Errors: -EINVAL (bad spec),
+ * -EEXIST (task_id already live), -EPERM (run_as a different uid while not root),
+ * -ENOMEM, -EMFILE, -EAGAIN (fork), and child errnos. */
+int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *spec, kerf_exec_proc *ret,
+                    kerf_exec_failure *ret_fail);
+
+/* Builds the unit contract's environment entries (docs/SHIM-CONTRACT.md) for `unit`,
+ * `task_id` and `socket_path` into a NULL-terminated array of heap strings "NAME=value".
+ * Used by kerf_exec_start(); public so that attached launchers (SPANK, CDI) can export the
+ * same variables. On success *ret owns the array; free with kerf_exec_env_free(). Returns 0,
+ * -EINVAL or -ENOMEM. */
+int kerf_exec_unit_env(const kerf_exec_unit *unit, uint64_t task_id, const char *socket_path,
+                       char ***ret);
+void kerf_exec_env_free(char **env);
+
+/* Re-adopts a task started by an earlier kerfd (recovery). Succeeds only if
+ * kerf_exec_alive(pid, starttime); returns -ESRCH otherwise (the task is gone: mark it failed
+ * and reclaim), -EEXIST if task_id is already known, -EINVAL, -ENOMEM. Adopted tasks are not
+ * our children: their end is detected by polling, and their exit status is unknown.
+ * `fence` as in kerf_exec_spec (from kerf_fence_open()), may be NULL. */
+int kerf_exec_adopt(kerf_exec *ex, uint64_t task_id, pid_t pid, pid_t pgid, uint64_t starttime,
+                    kerf_fence *fence);
+
+/* Asks a task to stop: SIGTERM to its whole process group (and fence cgroup) now, SIGKILL
+ * when grace_ms have passed (grace_ms == 0: SIGKILL now). `now_ms` is the caller's monotonic
+ * clock. A second call may shorten the deadline, never extend it; the first reason is kept.
+ * Returns 0, -ENOENT (unknown or already reaped task), -EINVAL. */
+int kerf_exec_stop(kerf_exec *ex, uint64_t task_id, kerf_exec_reason reason, uint32_t grace_ms,
+                   uint64_t now_ms);
+
+/* Stops every task (shutdown), as kerf_exec_stop() for each. Returns the number signalled. */
+int kerf_exec_stop_all(kerf_exec *ex, kerf_exec_reason reason, uint32_t grace_ms, uint64_t now_ms);
+
+/* Advances stop state machines: SIGKILL to groups whose grace expired, SIGTERM then SIGKILL
+ * to leftovers of tasks whose leader has exited. Never blocks. Returns the number of tasks
+ * still tracked. */
+int kerf_exec_tick(kerf_exec *ex, uint64_t now_ms);
+
+/* Collects ended tasks without blocking: calls kerf_exec_tick(), then waitpid(WNOHANG) for
+ * each leader (never waitpid(-1): other children of kerfd are left alone). A task is ended,
+ * and forgotten by the executor, once its leader is reaped (or, adopted, gone) AND no
+ * non-zombie process is left in its process group and fence cgroup. Writes up to `cap`
+ * entries to ret[] and returns how many (call again while it returns `cap`). */
+int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t cap);
+
+/* Milliseconds (on the caller's clock) of the next stop deadline, or UINT64_MAX if none; a
+ * task whose leader exited with leftovers also needs periodic reaps (every ~100 ms). */
+uint64_t kerf_exec_next_deadline(const kerf_exec *ex);
+
+/* Number of tasks tracked (running, stopping, or leader gone with leftovers). */
+size_t kerf_exec_count(const kerf_exec *ex);
+
+/* Looks up a tracked task's identity; returns 0 and *ret, or -ENOENT. */
+int kerf_exec_get(const kerf_exec *ex, uint64_t task_id, kerf_exec_proc *ret);
+
+/* Reads field 22 (starttime, clock ticks since boot) of /proc/PID/stat. Returns 0 and *ret,
+ * -ESRCH if no such process, -EINVAL, -EIO on a malformed file. */
+int kerf_exec_starttime(pid_t pid, uint64_t *ret);
+
+/* True when process `pid` exists, is not a zombie, and started at `starttime` (so a reused
+ * pid is not mistaken for the task). False for pid <= 0. */
+bool kerf_exec_alive(pid_t pid, uint64_t starttime);
+
+/* ---- private to exec*.c ------------------------------------------------------------------- */
+#define KERF__EXEC_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+int kerf__exec_unit_check(const kerf_exec_unit *u); /* 0 or -EINVAL */
+/* The task's environment: spec env minus KERF_* and contract names, then the contract, then
+ * PATH. *ret as kerf_exec_unit_env(). */
+int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret);
+char **kerf__exec_env_find(char **env, const char *entry); /* by the name before '=' */
+size_t kerf__exec_name_len(const char *entry);             /* 0 when there is no '=' */
+
+#endif /* KERF_DAEMON_EXEC_H */

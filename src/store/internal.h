@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* internal.h - private state and helpers shared by the files of src/store */
+#ifndef KERF_STORE_INTERNAL_H
+#define KERF_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kerf/store.h"
+
+/* Prepared statements kept for the life of the handle, prepared on first use. */
+enum {
+        ST_BEGIN = 0,
+        ST_COMMIT,
+        ST_ROLLBACK,
+        ST_SAVEPOINT,
+        ST_RELEASE,
+        ST_ROLLBACK_TO,
+        ST_META_GET,
+        ST_META_SET,
+        ST_TASK_INSERT,
+        ST_TASK_UPDATE,
+        ST_TASK_LEASE,
+        ST_TASK_GET,
+        ST_UNIT_UPSERT,
+        ST_UNIT_DELETE,
+        ST_UNIT_GET,
+        ST_UNIT_LIST_ALL,
+        ST_UNIT_LIST_TASK,
+        ST_TENANT_UPSERT,
+        ST_TENANT_GET,
+        ST_TENANT_LIST,
+        ST_TENANT_DELETE,
+        ST_TENANT_TASKS,
+        ST_QUOTA_DELETE,
+        ST_QUOTA_INSERT,
+        ST_QUOTA_GET,
+        ST_TOKEN_INSERT,
+        ST_TOKEN_VERIFY,
+        ST_TOKEN_REVOKE,
+        ST_TOKEN_REVOKE_ANY,
+        ST_TOKEN_LIST,
+        ST_TOKEN_LIST_ALL,
+        ST_EVENT_INSERT,
+        ST_EVENT_LIST,
+        ST_EVENT_LIST_TASK,
+        ST_MAX_IDS,
+        ST_AUDIT_HEAD,
+        ST_AUDIT_INSERT,
+        ST_AUDIT_HEAD_SET,
+        ST_AUDIT_LIST,
+        ST_AUDIT_LIST_TENANT,
+        ST_AUDIT_ALL,
+        ST_COUNT
+};
+
+/* Task list/foreach statements, one per combination of filter fields (bit 0 tenant, 1 state,
+ * 2 queue, 3 unfinished) so that each uses its index. */
+#define TASK_QUERY_VARIANTS 16
+
+struct kerf_store {
+        sqlite3 *db;
+        sqlite3_stmt *st[ST_COUNT];
+        sqlite3_stmt *task_q[TASK_QUERY_VARIANTS];
+        bool in_tx;
+        bool sp_own; /* kerf__sp_begin opened a transaction of its own */
+        bool read_only;
+        int schema;
+        unsigned char token_key[32];
+        char driver[KERF_STORE_VER_LEN];
+        char cuda[KERF_STORE_VER_LEN];
+        char kerf[KERF_STORE_VER_LEN];
+};
+
+extern const char *const kerf__migrations[];
+extern const int kerf__n_migrations;
+extern const char *const kerf__sql[ST_COUNT];
+extern const char *const kerf__task_cols;
+
+/* The statement `id`, reset and with its bindings cleared; NULL when preparing failed. */
+sqlite3_stmt *kerf__stmt(kerf_store *s, int id);
+/* Maps an SQLite result code to -errno / -KERF_E*. */
+int kerf__sqlerr(int rc);
+/* Opens / releases / rolls back the savepoint that makes a multi-statement call atomic when
+ * it runs outside the caller's transaction. */
+int kerf__sp_begin(kerf_store *s);
+int kerf__sp_end(kerf_store *s, int r);
+/* Milliseconds since the epoch now; or `ms` when it is non-zero. */
+int64_t kerf__now_ms(int64_t ms);
+/* Copies `src` (NULL = "") into dst[len]; -EINVAL if it does not fit. */
+int kerf__cpy(char *dst, size_t len, const char *src);
+/* Copies column `col` (NULL = "") into dst[len], truncating. */
+void kerf__col_cpy(sqlite3_stmt *st, int col, char *dst, size_t len);
+/* Heap copy of column `col`, NULL when SQL NULL; *ok = false on allocation failure. */
+char *kerf__col_dup(sqlite3_stmt *st, int col, bool *ok);
+/* Binds a text that may be NULL (NULL -> SQL NULL). */
+int kerf__bind_text(sqlite3_stmt *st, int idx, const char *v);
+/* Steps a statement that returns no rows; 0 or an error. */
+int kerf__exec_stmt(sqlite3_stmt *st);
+/* Runs the statement of a list query (limit+1 rows), growing an array of `size`-byte items
+ * filled by `fill`. */
+typedef int (*kerf__row_fn)(sqlite3_stmt *st, void *item);
+int kerf__collect(sqlite3_stmt *st, size_t size, unsigned limit, kerf__row_fn fill, void **ret,
+                  size_t *ret_n, uint64_t *ret_next);
+unsigned kerf__limit(unsigned limit);
+
+#endif /* KERF_STORE_INTERNAL_H */
