@@ -58,7 +58,7 @@ static void test_exit_code(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "exit", "7", NULL};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
 
         assert_int_equal(start(f, argv, NULL, NULL, &p, NULL), 0);
         assert_true(p.pid > 0);
@@ -78,7 +78,7 @@ static void test_signal(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "raise", "10", NULL}; /* SIGUSR1 */
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
 
         assert_int_equal(start(f, argv, NULL, NULL, &p, NULL), 0);
         assert_int_equal(run_to_end(f->ex, p.task_id, 5000, &e), 0);
@@ -159,7 +159,7 @@ static void test_logs(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "echo", "to-stdout", "to-stderr", NULL};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         char buf[256];
 
         kerf_exec_spec sp = {.task_id = 42, .argv = argv};
@@ -194,7 +194,7 @@ static void test_env_clean(void **state)
         const char *env[] = {"FOO=bar", "KERF_EVIL=1", "CUDA_VISIBLE_DEVICES=all", NULL};
         kerf_exec_unit u = {.kind = KERF_UNIT_WHOLE, .visible_devices = "GPU-1234", .unit_id = 9};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         static char buf[16384];
 
         setenv("KERF_TEST_LEAK", "1", 1);
@@ -260,7 +260,7 @@ static void test_env_slice_contract(void **state)
         u.shim_path = "/nonexistent/libkerf-cuda.so"; /* ld.so warns, the probe still runs */
         kerf_exec_spec sp = {.task_id = 8, .argv = argv, .env = uenv, .unit = &u};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         static char buf[16384];
         assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
         assert_int_equal(run_to_end(f->ex, 8, 5000, &e), 0);
@@ -289,7 +289,7 @@ static void test_cwd_and_path(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "cwd", NULL};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         char buf[1024], want[1024];
 
         assert_int_equal(start(f, argv, NULL, f->dir, &p, NULL), 0);
@@ -310,7 +310,7 @@ static void test_cancel_group(void **state)
         struct fx *f = *state;
         char pidfile[600];
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
 
         snprintf(pidfile, sizeof(pidfile), "%s/grandchild.pid", f->dir);
         const char *argv[] = {PROBE, "tree", pidfile, NULL};
@@ -343,7 +343,7 @@ static void test_cancel_graceful(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "sleep", NULL};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
 
         assert_int_equal(start(f, argv, NULL, NULL, &p, NULL), 0);
         assert_int_equal(kerf_exec_stop(f->ex, p.task_id, KERF_EXEC_TIMEOUT, 5000, now_ms()), 0);
@@ -361,7 +361,7 @@ static void test_leftovers_after_exit(void **state)
         struct fx *f = *state;
         char pidfile[600];
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
 
         snprintf(pidfile, sizeof(pidfile), "%s/orphan.pid", f->dir);
         const char *argv[] = {PROBE, "orphan", pidfile, NULL};
@@ -398,7 +398,7 @@ static void test_adopt(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "sleep", NULL};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
 
         assert_int_equal(start(f, argv, NULL, NULL, &p, NULL), 0);
         /* A "restarted daemon": a second executor adopts the running task. */
@@ -426,7 +426,7 @@ static void test_run_as(void **state)
         struct fx *f = *state;
         const char *argv[] = {PROBE, "ids", NULL};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         kerf_exec_failure fail;
         char buf[128];
 

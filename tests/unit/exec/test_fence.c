@@ -197,7 +197,7 @@ static int probe_open(struct cg *c, uint64_t id, kerf_fence *fence, const char *
         const char *argv[] = {PROBE, "open", pa, pb, NULL};
         kerf_exec_spec sp = {.task_id = id, .argv = argv, .fence = fence};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         kerf_exec_failure fail;
         int r = kerf_exec_start(c->ex, &sp, &p, &fail);
         if (r < 0)
@@ -260,7 +260,7 @@ static void escapee(kerf_fence_mode mode)
         const char *argv[] = {PROBE, "escape", pidfile, NULL};
         kerf_exec_spec sp = {.task_id = 9, .argv = argv, .fence = f};
         kerf_exec_proc p;
-        kerf_exec_exit e;
+        kerf_exec_exit e = {0};
         assert_int_equal(kerf_exec_start(c->ex, &sp, &p, NULL), 0);
         pid_t esc = wait_pidfile(pidfile, 5000);
         assert_true(esc > 0);

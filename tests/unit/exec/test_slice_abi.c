@@ -86,7 +86,7 @@ static void test_racing_reservations(void **state)
                 kids[k] = fork();
                 assert_true(kids[k] >= 0);
                 if (kids[k] == 0) {
-                        struct kerf_slice_region *m;
+                        struct kerf_slice_region *m = NULL;
                         if (kerf_slice_region_map(path, true, &m) < 0)
                                 _exit(1);
                         struct kerf_slice_proc *slot = &m->procs[k];

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* api.c - request routing and the task endpoints of docs/API.md */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "kerf/errno.h"
+
+json_t *api_body(kreq *r)
+{
+        json_error_t e;
+        json_t *j;
+
+        if (!r->body || !r->len) {
+                kreq_error(r, 400, "invalid_json", "a JSON object body is required");
+                return NULL;
+        }
+        j = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &e);
+        if (!j) {
+                kreq_error(r, 400, "invalid_json", "line %d column %d: %s", e.line, e.column,
+                           e.text);
+                return NULL;
+        }
+        if (!json_is_object(j)) {
+                json_decref(j);
+                kreq_error(r, 400, "invalid_json", "the body must be a JSON object");
+                return NULL;
+        }
+        return j;
+}
+
+bool api_u64(const char *s, uint64_t *ret)
+{
+        char *end;
+        unsigned long long v;
+        if (!s || !*s || *s == '-' || *s == '+')
+                return false;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || *end)
+                return false;
+        *ret = v;
+        return true;
+}
+
+bool api_page(kreq *r, uint64_t *after, unsigned *limit)
+{
+        const char *a = kreq_arg(r, "after"), *l = kreq_arg(r, "limit");
+        uint64_t v;
+        *after = 0;
+        *limit = 100;
+        if (a && !api_u64(a, after)) {
+                kreq_error(r, 400, "invalid_argument", "after: a cursor from \"next\"");
+                return false;
+        }
+        if (l) {
+                if (!api_u64(l, &v) || v < 1 || v > 1000) {
+                        kreq_error(r, 400, "invalid_argument", "limit: an integer 1..1000");
+                        return false;
+                }
+                *limit = (unsigned)v;
+        }
+        return true;
+}
+
+json_t *api_list(json_t *items, uint64_t next)
+{
+        return json_pack("{s:o, s:o}", "items", items, "next",
+                         next ? json_sprintf("%llu", (unsigned long long)next) : json_null());
+}
+
+/* ---- tasks ---------------------------------------------------------------------------------- */
+
+/* The stored record of a task `r` may see, or NULL (answer queued). */
+static int visible_task(kreq *r, uint64_t id, kerf_store_task *rec, dtask **live)
+{
+        kerfd_node *n = r->node;
+        dtask *t = kerfd__live(n, id);
+        if (t) {
+                if (!r->admin && strcmp(t->rec.tenant, r->tenant) != 0)
+                        goto nf;
+                *live = t;
+                *rec = t->rec;
+                return 0;
+        }
+        *live = NULL;
+        if (kerf_store_task_get(n->store, id, rec) < 0)
+                goto nf;
+        if (!r->admin && strcmp(rec->tenant, r->tenant) != 0) {
+                kerf_store_task_fini(rec);
+                goto nf;
+        }
+        return 1; /* caller finis rec */
+nf:
+        kreq_error(r, 404, "not_found", "no task %llu", (unsigned long long)id);
+        return -ENOENT;
+}
+
+static void task_get(kreq *r, uint64_t id)
+{
+        kerf_store_task rec;
+        dtask *t;
+        int k = visible_task(r, id, &rec, &t);
+        if (k < 0)
+                return;
+        kreq_json(r, 200, kerfd_task_json(r->node, &rec, t));
+        if (k == 1)
+                kerf_store_task_fini(&rec);
+}
+
+static bool rate_ok(kerfd_node *n, const char *tenant)
+{
+        ktenant *t = kerfd__tenant_find(n, tenant);
+        uint64_t now = kerfd_now_ms();
+        if (!t || n->cfg.submit_rate <= 0)
+                return true;
+        t->tokens += (double)(now - t->refill_ms) * n->cfg.submit_rate / 1000.0;
+        if (t->tokens > n->cfg.submit_burst)
+                t->tokens = n->cfg.submit_burst;
+        t->refill_ms = now;
+        if (t->tokens < 1.0)
+                return false;
+        t->tokens -= 1.0;
+        return true;
+}
+
+static void task_submit(kreq *r, bool attach)
+{
+        kerfd_node *n = r->node;
+        json_t *body = api_body(r), *v;
+        const char *code = "invalid_argument";
+        char msg[512];
+        kerf_reason why;
+        dtask *t = NULL;
+        uint64_t id;
+        int rc;
+
+        if (!body)
+                return;
+        rc = kerfd_task_parse(n, body, attach, r->admin, r->tenant, &t, &code, msg, sizeof(msg));
+        json_decref(body);
+        if (rc < 0) {
+                unsigned st = !strcmp(code, "forbidden")   ? 403
+                              : !strcmp(code, "not_found") ? 404
+                                                           : 400;
+                kreq_error(r, st, code, "%s", msg);
+                return;
+        }
+        if (n->n_live >= n->cfg.max_tasks) {
+                kerfd_task_free(t);
+                kreq_error(r, 429, "rate_limited",
+                           "kerfd holds %u unfinished tasks (limits.max_tasks)", n->cfg.max_tasks);
+                return;
+        }
+        if (!rate_ok(n, t->rec.tenant)) {
+                kerfd_task_free(t);
+                kreq_error(r, 429, "rate_limited", "tenant over its submit rate (%g/s)",
+                           n->cfg.submit_rate);
+                return;
+        }
+        id = n->next_task_id + 1;
+        memset(&why, 0, sizeof(why));
+        rc = kerf_sched_submit_id(n->sched, &t->req, id, &why);
+        if (rc < 0) {
+                kerfd_task_free(t);
+                if (rc == -KERF_ENEVER)
+                        kreq_error(r, 422, "never_fits", "%s", why.text);
+                else if (rc == -ENOENT)
+                        kreq_error(r, 404, "not_found", "unknown tenant");
+                else
+                        kreq_error(r, 400, "invalid_argument", "%s",
+                                   why.text[0] ? why.text : kerf_strerror(rc));
+                return;
+        }
+        t->rec.id = id;
+        t->rec.submitted_ms = (int64_t)kerfd_now_ms();
+        snprintf(t->rec.reason_code, sizeof(t->rec.reason_code), "not_tried");
+        if (attach) {
+                v = json_object_get(t->req_json, "lease_s");
+                t->rec.lease_expiry_ms =
+                    t->rec.submitted_ms + (int64_t)json_integer_value(v) * 1000;
+        }
+        if (kerfd__commit_task(n, t, true, r->actor, attach ? "task.attach" : "task.submit", "ok",
+                               "") < 0) {
+                kerf_sched_cancel(n->sched, id);
+                kerfd_task_free(t);
+                kreq_error(r, 500, "internal", "the task could not be stored");
+                return;
+        }
+        n->next_task_id = id;
+        kerf_u64map_put(&n->live, id, t);
+        n->n_live++;
+        /* Place it now so that the answer already says running when it fits. */
+        kerfd__tick(n);
+        if (!(t = kerfd__live(n, id))) {
+                task_get(r, id); /* it already ended (could not start) */
+                r->status = 201;
+                return;
+        }
+        kreq_json(r, 201, kerfd_task_json(n, &t->rec, t));
+}
+
+static void task_cancel(kreq *r, uint64_t id)
+{
+        kerfd_node *n = r->node;
+        kerf_store_task rec;
+        dtask *t;
+        json_t *body = NULL, *v;
+        unsigned grace = n->cfg.grace_s;
+        int k;
+
+        if (r->len) {
+                const char *key;
+                if (!(body = api_body(r)))
+                        return;
+                json_object_foreach(body, key, v)
+                {
+                        if (strcmp(key, "grace_s") != 0) {
+                                kreq_error(r, 400, "unknown_field", "%s: unknown field", key);
+                                json_decref(body);
+                                return;
+                        }
+                        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                            json_integer_value(v) > 3600) {
+                                kreq_error(r, 400, "invalid_argument",
+                                           "grace_s: an integer 0..3600");
+                                json_decref(body);
+                                return;
+                        }
+                        grace = (unsigned)json_integer_value(v);
+                }
+                json_decref(body);
+        }
+        k = visible_task(r, id, &rec, &t);
+        if (k < 0)
+                return;
+        if (!t || (t->stopping && !t->stop_requeue)) {
+                kreq_error(r, 409, "conflict", "task %llu has %s", (unsigned long long)id,
+                           t ? "already been asked to stop" : "already ended");
+                if (k == 1)
+                        kerf_store_task_fini(&rec);
+                return;
+        }
+        kerfd__task_stop(n, t, "cancel", r->actor, "cancelled by request", grace);
+        /* the answer: the task as it is now (ended, or stopping) */
+        if ((t = kerfd__live(n, id)))
+                kreq_json(r, 200, kerfd_task_json(n, &t->rec, t));
+        else
+                task_get(r, id);
+        kerfd__kick(n);
+}
+
+static void task_list(kreq *r)
+{
+        kerfd_node *n = r->node;
+        kerf_store_task_filter f = {0};
+        kerf_store_task *ts = NULL;
+        size_t nt = 0;
+        uint64_t next = 0;
+        const char *st = kreq_arg(r, "state"), *tn = kreq_arg(r, "tenant");
+        json_t *items;
+
+        if (!api_page(r, &f.after, &f.limit))
+                return;
+        if (st && strcmp(st, "pending") && strcmp(st, "starting") && strcmp(st, "running") &&
+            strcmp(st, "succeeded") && strcmp(st, "failed") && strcmp(st, "cancelled")) {
+                kreq_error(r, 400, "invalid_argument",
+                           "state: pending, starting, running, "
+                           "succeeded, failed or cancelled");
+                return;
+        }
+        f.state = st;
+        f.queue = kreq_arg(r, "queue");
+        if (!r->admin) {
+                if (tn && strcmp(tn, r->tenant) != 0) {
+                        kreq_error(r, 403, "forbidden",
+                                   "tenant: only an admin may list "
+                                   "another tenant's tasks");
+                        return;
+                }
+                f.tenant = r->tenant;
+        } else {
+                f.tenant = tn;
+        }
+        if (kerf_store_task_list(n->store, &f, &ts, &nt, &next) < 0) {
+                kreq_error(r, 500, "internal", "listing tasks: %s", kerf_store_errmsg(n->store));
+                return;
+        }
+        items = json_array();
+        for (size_t i = 0; i < nt; i++) {
+                dtask *t = kerfd__live(n, ts[i].id);
+                json_array_append_new(items, kerfd_task_json(n, t ? &t->rec : &ts[i], t));
+        }
+        kerf_store_task_list_free(ts, nt);
+        kreq_json(r, 200, api_list(items, next));
+}
+
+static void task_logs(kreq *r, uint64_t id)
+{
+        const char *stream = kreq_arg(r, "stream"), *off = kreq_arg(r, "offset"),
+                   *lim = kreq_arg(r, "limit");
+        uint64_t offset = 0, limit = 65536;
+        kerf_store_task rec;
+        dtask *t;
+        const char *path;
+        char *buf;
+        ssize_t got = 0;
+        int k, fd;
+        struct stat sb;
+        bool ended;
+
+        if (stream && strcmp(stream, "stdout") && strcmp(stream, "stderr")) {
+                kreq_error(r, 400, "invalid_argument", "stream: stdout or stderr");
+                return;
+        }
+        if ((off && !api_u64(off, &offset)) ||
+            (lim && (!api_u64(lim, &limit) || limit < 1 || limit > 1048576))) {
+                kreq_error(r, 400, "invalid_argument",
+                           "offset: an integer >= 0; limit: an integer 1..1048576");
+                return;
+        }
+        if ((k = visible_task(r, id, &rec, &t)) < 0)
+                return;
+        path = stream && !strcmp(stream, "stderr") ? rec.log_stderr : rec.log_stdout;
+        ended = rec.ended_ms != 0;
+        buf = malloc(limit + 1);
+        fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+        if (buf && fd >= 0 && fstat(fd, &sb) == 0) {
+                got = pread(fd, buf, limit, (off_t)offset);
+                if (got < 0)
+                        got = 0;
+        } else {
+                sb.st_size = 0;
+        }
+        if (fd >= 0)
+                close(fd);
+        if (!buf) {
+                kreq_error(r, 500, "internal", "out of memory");
+        } else {
+                json_t *j = json_object();
+                json_object_set_new(j, "data", json_stringn_nocheck(buf, (size_t)got));
+                json_object_set_new(j, "offset",
+                                    json_integer((json_int_t)(offset + (uint64_t)got)));
+                json_object_set_new(
+                    j, "eof",
+                    json_boolean(ended && offset + (uint64_t)got >= (uint64_t)sb.st_size));
+                kreq_json(r, 200, j);
+        }
+        free(buf);
+        if (k == 1)
+                kerf_store_task_fini(&rec);
+}
+
+static void task_explain(kreq *r, uint64_t id)
+{
+        kerf_store_task rec;
+        kerf_explain e;
+        dtask *t;
+        json_t *routes, *j;
+        int k = visible_task(r, id, &rec, &t);
+
+        if (k < 0)
+                return;
+        if (!t || kerf_sched_explain(r->node->sched, id, &e) < 0) {
+                j = json_pack("{s:I, s:s, s:{s:s, s:s, s:I}, s:[], s:n, s:n, s:n, s:s}", "task",
+                              (json_int_t)id, "state", rec.state, "reason", "code",
+                              rec.reason_code[0] ? rec.reason_code : "none", "text",
+                              rec.reason_text, "other_task", (json_int_t)rec.reason_task, "routes",
+                              "queue_position", "fair_share_rank", "dominant_share", "hint",
+                              rec.ended_ms ? "the task has ended" : "");
+        } else {
+                routes = json_array();
+                for (unsigned i = 0; i < e.n_routes; i++)
+                        json_array_append_new(routes,
+                                              json_pack("{s:s, s:s, s:s}", "route",
+                                                        kerf_unit_kind_name(e.routes[i].route),
+                                                        "code", kerf_why_name(e.routes[i].code),
+                                                        "text", e.routes[i].text));
+                j = json_pack("{s:I, s:s, s:{s:s, s:s, s:I}, s:o, s:i, s:i, s:f, s:s}", "task",
+                              (json_int_t)id, "state", rec.state, "reason", "code",
+                              kerf_why_name(e.reason.code), "text", e.reason.text, "other_task",
+                              (json_int_t)e.reason.other_task, "routes", routes, "queue_position",
+                              (int)e.queue_position, "fair_share_rank", (int)e.fair_share_rank,
+                              "dominant_share", e.dominant_share, "hint", e.hint);
+        }
+        kreq_json(r, 200, j);
+        if (k == 1)
+                kerf_store_task_fini(&rec);
+}
+
+static void task_lease(kreq *r, uint64_t id)
+{
+        kerfd_node *n = r->node;
+        kerf_store_task rec;
+        dtask *t;
+        int k = visible_task(r, id, &rec, &t);
+        json_t *lease;
+
+        if (k < 0)
+                return;
+        if (!t || !t->rec.lease_expiry_ms) {
+                kreq_error(r, 409, "conflict", "task %llu is not an attached task with a lease",
+                           (unsigned long long)id);
+                if (k == 1)
+                        kerf_store_task_fini(&rec);
+                return;
+        }
+        lease = json_object_get(t->req_json, "lease_s");
+        t->rec.lease_expiry_ms =
+            (int64_t)kerfd_now_ms() + (int64_t)json_integer_value(lease) * 1000;
+        kerf_store_task_lease_set(n->store, id, t->rec.lease_expiry_ms);
+        kreq_json(r, 200, kerfd_task_json(n, &t->rec, t));
+}
+
+void kerfd_api_dispatch(kreq *r)
+{
+        const char *p = r->path, *m = r->method;
+        bool get = !strcmp(m, "GET"), post = !strcmp(m, "POST");
+        char rest[512];
+        uint64_t id;
+
+        if (!strcmp(p, "/metrics")) {
+                if (!get)
+                        goto method;
+                kerfd_api_metrics(r);
+                return;
+        }
+        if (!strcmp(p, "/v1/tasks")) {
+                if (get)
+                        task_list(r);
+                else if (post)
+                        task_submit(r, false);
+                else
+                        goto method;
+                return;
+        }
+        if (!strcmp(p, "/v1/attach")) {
+                if (!post)
+                        goto method;
+                task_submit(r, true);
+                return;
+        }
+        if (!strncmp(p, "/v1/tasks/", 10)) {
+                char num[32];
+                const char *slash = strchr(p + 10, '/');
+                size_t l = slash ? (size_t)(slash - (p + 10)) : strlen(p + 10);
+                if (l == 0 || l >= sizeof(num))
+                        goto nf;
+                memcpy(num, p + 10, l);
+                num[l] = 0;
+                if (!api_u64(num, &id) || id == 0)
+                        goto nf;
+                snprintf(rest, sizeof(rest), "%s", slash ? slash : "");
+                if (!rest[0]) {
+                        if (!get)
+                                goto method;
+                        task_get(r, id);
+                } else if (!strcmp(rest, "/cancel")) {
+                        if (!post)
+                                goto method;
+                        task_cancel(r, id);
+                } else if (!strcmp(rest, "/logs")) {
+                        if (!get)
+                                goto method;
+                        task_logs(r, id);
+                } else if (!strcmp(rest, "/explain")) {
+                        if (!get)
+                                goto method;
+                        task_explain(r, id);
+                } else if (!strcmp(rest, "/lease")) {
+                        if (!post)
+                                goto method;
+                        task_lease(r, id);
+                } else {
+                        goto nf;
+                }
+                return;
+        }
+        if (kerfd_api_admin(r))
+                return;
+nf:
+        kreq_error(r, 404, "not_found", "no such endpoint: %s %s", m, p);
+        return;
+method:
+        kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", m, p);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* api.h - helpers shared by the API handler files (api.c, api_admin.c, metrics.c) */
+#ifndef KERFD_API_H
+#define KERFD_API_H
+
+#include "http.h"
+
+/* The request body as a JSON object, or NULL with a 400 answer queued. Caller decrefs. */
+json_t *api_body(kreq *r);
+bool api_u64(const char *s, uint64_t *ret);
+/* Reads ?after= and ?limit= (1..1000, default 100); false with a 400 queued. */
+bool api_page(kreq *r, uint64_t *after, unsigned *limit);
+/* {"items": items, "next": "N" | null}; takes `items`. */
+json_t *api_list(json_t *items, uint64_t next);
+
+/* api_admin.c: health, version, units, gpus, queues, events, tenants, tokens, audit. Returns
+ * false when the path is none of them. */
+bool kerfd_api_admin(kreq *r);
+/* metrics.c */
+void kerfd_api_metrics(kreq *r);
+
+#endif /* KERFD_API_H */

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* api_admin.c - health, version, units, GPUs, queues, events, tenants, tokens and audit */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "kerf/errno.h"
+
+#define MAX_UNITS 1024
+
+static const char *res_key[KERF_RES_COUNT] = {"gpus", "memory", "compute", "mig_slices"};
+
+static json_t *lim(uint64_t v)
+{
+        return v == KERF_UNLIMITED ? json_null() : json_integer((json_int_t)v);
+}
+
+/* Fills a unit's MIG details from the node's instance table. */
+static void unit_of(kerfd_node *n, const kerf_unit_info *ui, dunit *u)
+{
+        dunit *m = ui->kind == KERF_UNIT_MIG ? kerf_u64map_get(&n->migs, ui->id) : NULL;
+        memset(u, 0, sizeof(*u));
+        if (m)
+                *u = *m;
+        u->id = ui->id;
+        u->kind = ui->kind;
+        u->gpu = ui->gpu;
+        snprintf(u->gpu_uuid, sizeof(u->gpu_uuid), "%s", ui->gpu_uuid);
+        u->mem = ui->mem_bytes;
+        u->compute = ui->compute_pct;
+        u->compute_limit = ui->compute_limit_pct;
+        if (ui->kind == KERF_UNIT_MIG) {
+                u->mig_profile = ui->mig_profile_name;
+                u->mig_start = (int)ui->mig_start;
+                if (!m)
+                        u->mig_gi = u->mig_ci = -1;
+        }
+}
+
+/* Units: tenants see only units held by their own tasks. */
+static bool unit_visible(kreq *r, const kerf_unit_info *ui)
+{
+        dtask *t;
+        if (r->admin)
+                return true;
+        t = kerfd__live(r->node, ui->task);
+        return t && !strcmp(t->rec.tenant, r->tenant);
+}
+
+static void units(kreq *r, const char *idp)
+{
+        static kerf_unit_info us[MAX_UNITS];
+        size_t nu = kerf_sched_unit_list(r->node->sched, -1, us, MAX_UNITS);
+        json_t *items = json_array();
+        uint64_t id = 0, after;
+        unsigned limit;
+
+        if (idp && (!api_u64(idp, &id) || id == 0)) {
+                kreq_error(r, 404, "not_found", "no unit %s", idp);
+                json_decref(items);
+                return;
+        }
+        if (!idp && !api_page(r, &after, &limit)) {
+                json_decref(items);
+                return;
+        }
+        for (size_t i = 0; i < nu && i < MAX_UNITS; i++) {
+                dunit u;
+                if (!unit_visible(r, &us[i]) || (id && us[i].id != id))
+                        continue;
+                if (!id && (us[i].id <= after || json_array_size(items) >= limit))
+                        continue;
+                unit_of(r->node, &us[i], &u);
+                json_array_append_new(
+                    items, kerfd_unit_json(&u, kerf_unit_state_name(us[i].state), us[i].task));
+        }
+        if (id) {
+                if (json_array_size(items) == 0)
+                        kreq_error(r, 404, "not_found", "no unit %llu", (unsigned long long)id);
+                else
+                        kreq_json(r, 200, json_incref(json_array_get(items, 0)));
+                json_decref(items);
+                return;
+        }
+        kreq_json(r, 200, api_list(items, 0));
+}
+
+static void gpus(kreq *r)
+{
+        kerfd_node *n = r->node;
+        static kerf_unit_info us[MAX_UNITS];
+        json_t *items = json_array();
+
+        for (size_t g = 0; g < n->fleet->n_gpus; g++) {
+                const kerf_gpu_desc *d = &n->fleet->gpus[g];
+                kerf_gpu_state st;
+                json_t *layout = json_array(), *j;
+                size_t nu;
+                if (kerf_sched_gpu_get(n->sched, (unsigned)g, &st) < 0)
+                        continue;
+                nu = kerf_sched_unit_list(n->sched, (int)g, us, MAX_UNITS);
+                for (size_t i = 0; i < nu && i < MAX_UNITS; i++)
+                        if (us[i].kind == KERF_UNIT_MIG)
+                                json_array_append_new(layout,
+                                                      json_pack("{s:i, s:s, s:I}", "start",
+                                                                (int)us[i].mig_start, "profile",
+                                                                us[i].mig_profile_name, "unit",
+                                                                (json_int_t)us[i].id));
+                j = json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:i, s:i, s:o, s:s, "
+                              "s:s, s:I}",
+                              "index", (int)g, "uuid", d->uuid, "model", d->model->name, "mode",
+                              kerf_gpu_mode_name(st.mode), "faulted", st.faulted, "memory_total",
+                              (json_int_t)st.mem_total, "memory_reserved",
+                              (json_int_t)st.mem_reserved, "memory_used",
+                              (json_int_t)(g < KERF_MAX_NODE_GPUS ? n->gpu_mem_used[g] : 0),
+                              "compute_reserved", (int)st.compute_reserved, "utilization",
+                              (int)(g < KERF_MAX_NODE_GPUS ? n->gpu_util[g] : 0), "mig_layout",
+                              layout, "driver", n->driver, "cuda", n->cuda, "xid_errors",
+                              (json_int_t)(g < KERF_MAX_NODE_GPUS ? n->xid_count[g] : 0));
+                json_array_append_new(items, j);
+        }
+        kreq_json(r, 200, api_list(items, 0));
+}
+
+static void queues(kreq *r)
+{
+        kerfd_node *n = r->node;
+        json_t *items = json_array();
+        /* (tenant, queue) -> counts, from the live tasks; small */
+        struct q {
+                char tenant[KERF_NAME_LEN], queue[KERF_NAME_LEN];
+                unsigned pending, running;
+                uint64_t head;
+                int head_prio;
+        } *qs = NULL;
+        size_t nq = 0;
+
+        for (size_t i = 0; i < n->live.cap; i++) {
+                dtask *t;
+                struct q *e = NULL;
+                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
+                        continue;
+                t = n->live.vals[i];
+                if (!r->admin && strcmp(t->rec.tenant, r->tenant) != 0)
+                        continue;
+                for (size_t k = 0; k < nq; k++)
+                        if (!strcmp(qs[k].tenant, t->rec.tenant) &&
+                            !strcmp(qs[k].queue, t->rec.queue))
+                                e = &qs[k];
+                if (!e) {
+                        struct q *nqs = realloc(qs, (nq + 1) * sizeof(*qs));
+                        if (!nqs)
+                                break;
+                        qs = nqs;
+                        e = &qs[nq++];
+                        memset(e, 0, sizeof(*e));
+                        snprintf(e->tenant, sizeof(e->tenant), "%s", t->rec.tenant);
+                        snprintf(e->queue, sizeof(e->queue), "%s", t->rec.queue);
+                }
+                if (!strcmp(t->rec.state, "running")) {
+                        e->running++;
+                } else {
+                        e->pending++;
+                        if (!e->head || t->req.priority > e->head_prio ||
+                            (t->req.priority == e->head_prio && t->rec.id < e->head)) {
+                                e->head = t->rec.id;
+                                e->head_prio = t->req.priority;
+                        }
+                }
+        }
+        for (size_t k = 0; k < nq; k++)
+                json_array_append_new(
+                    items,
+                    json_pack("{s:s, s:s, s:i, s:i, s:o}", "tenant", qs[k].tenant, "queue",
+                              qs[k].queue, "pending", (int)qs[k].pending, "running",
+                              (int)qs[k].running, "head",
+                              qs[k].head ? json_integer((json_int_t)qs[k].head) : json_null()));
+        free(qs);
+        kreq_json(r, 200, api_list(items, 0));
+}
+
+static void events(kreq *r)
+{
+        kerfd_node *n = r->node;
+        kerf_store_event *ev = NULL;
+        size_t ne = 0;
+        uint64_t after, next = 0;
+        unsigned limit;
+        json_t *items;
+
+        if (!api_page(r, &after, &limit))
+                return;
+        if (kerf_store_event_list(n->store, 0, after, limit, &ev, &ne, &next) < 0) {
+                kreq_error(r, 500, "internal", "events: %s", kerf_store_errmsg(n->store));
+                return;
+        }
+        items = json_array();
+        for (size_t i = 0; i < ne; i++) {
+                kerf_store_task rec;
+                /* A tenant sees events of its own tasks and node-wide ones (GPU faults). */
+                if (!r->admin && ev[i].task) {
+                        dtask *t = kerfd__live(n, ev[i].task);
+                        bool mine = false;
+                        if (t)
+                                mine = !strcmp(t->rec.tenant, r->tenant);
+                        else if (kerf_store_task_get(n->store, ev[i].task, &rec) == 0) {
+                                mine = !strcmp(rec.tenant, r->tenant);
+                                kerf_store_task_fini(&rec);
+                        }
+                        if (!mine)
+                                continue;
+                }
+                json_array_append_new(
+                    items,
+                    json_pack(
+                        "{s:I, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "id", (json_int_t)ev[i].id,
+                        "time_ms", (json_int_t)ev[i].time_ms, "kind", ev[i].kind, "gpu",
+                        ev[i].gpu >= 0 ? json_integer(ev[i].gpu) : json_null(), "unit",
+                        ev[i].unit ? json_integer((json_int_t)ev[i].unit) : json_null(), "task",
+                        ev[i].task ? json_integer((json_int_t)ev[i].task) : json_null(), "xid",
+                        ev[i].xid ? json_integer(ev[i].xid) : json_null(), "class",
+                        ev[i].class[0] ? json_string(ev[i].class) : json_null(), "text",
+                        ev[i].text));
+        }
+        free(ev);
+        kreq_json(r, 200, api_list(items, next));
+}
+
+/* ---- tenants ----------------------------------------------------------------------------------
+ */
+
+static json_t *tenant_json(kerfd_node *n, const kerfd_tenant_cfg *c)
+{
+        uint64_t use[KERF_RES_COUNT] = {0};
+        json_t *q = json_object(), *u = json_object();
+        kerf_sched_tenant_usage(n->sched, c->name, use);
+        for (int i = 0; i < KERF_RES_COUNT; i++) {
+                json_object_set_new(q, res_key[i],
+                                    json_pack("{s:o, s:o, s:o}", "nominal", lim(c->nominal[i]),
+                                              "borrow_limit", lim(c->borrow_limit[i]), "lend_limit",
+                                              lim(c->lend_limit[i])));
+                json_object_set_new(u, res_key[i], json_integer((json_int_t)use[i]));
+        }
+        return json_pack("{s:s, s:o, s:i, s:o, s:o, s:o, s:o}", "name", c->name, "cohort",
+                         c->cohort[0] ? json_string(c->cohort) : json_null(), "weight",
+                         (int)c->weight, "quota", q, "usage", u, "uid",
+                         c->uid >= 0 ? json_integer(c->uid) : json_null(), "gid",
+                         c->gid >= 0 ? json_integer(c->gid) : json_null());
+}
+
+/* Reads {"gpus": {"nominal": 4, ...}, ...} into c. false with a 400 queued. */
+static bool parse_quota(kreq *r, json_t *q, kerfd_tenant_cfg *c)
+{
+        const char *k;
+        json_t *v;
+        if (!json_is_object(q)) {
+                kreq_error(r, 400, "invalid_argument", "quota: an object");
+                return false;
+        }
+        json_object_foreach(q, k, v)
+        {
+                int res = -1;
+                const char *kk;
+                json_t *vv;
+                for (int i = 0; i < KERF_RES_COUNT; i++)
+                        if (!strcmp(k, res_key[i]))
+                                res = i;
+                if (res < 0) {
+                        kreq_error(r, 400, "unknown_field", "quota.%s: unknown resource", k);
+                        return false;
+                }
+                if (!json_is_object(v)) {
+                        kreq_error(r, 400, "invalid_argument", "quota.%s: an object", k);
+                        return false;
+                }
+                json_object_foreach(v, kk, vv)
+                {
+                        uint64_t *slot, x;
+                        if (!strcmp(kk, "nominal"))
+                                slot = &c->nominal[res];
+                        else if (!strcmp(kk, "borrow_limit"))
+                                slot = &c->borrow_limit[res];
+                        else if (!strcmp(kk, "lend_limit"))
+                                slot = &c->lend_limit[res];
+                        else {
+                                kreq_error(r, 400, "unknown_field", "quota.%s.%s: unknown field", k,
+                                           kk);
+                                return false;
+                        }
+                        if (json_is_null(vv))
+                                x = KERF_UNLIMITED;
+                        else if (json_is_integer(vv) && json_integer_value(vv) >= 0)
+                                x = (uint64_t)json_integer_value(vv);
+                        else if (res == KERF_RES_MEM && json_is_string(vv) &&
+                                 kerf_parse_bytes(json_string_value(vv), &x) == 0)
+                                ;
+                        else {
+                                kreq_error(r, 400, "invalid_argument",
+                                           "quota.%s.%s: an integer >= 0 or null", k, kk);
+                                return false;
+                        }
+                        *slot = x;
+                }
+        }
+        return true;
+}
+
+static int tenant_store(kerfd_node *n, const kerfd_tenant_cfg *c, kreq *r, const char *action)
+{
+        kerf_store_tenant st;
+        char obj[96];
+        int rc;
+        kerf_store_tenant_init(&st, c->name);
+        snprintf(st.cohort, sizeof(st.cohort), "%s", c->cohort);
+        st.weight = c->weight;
+        memcpy(st.nominal, c->nominal, sizeof(st.nominal));
+        memcpy(st.borrow_limit, c->borrow_limit, sizeof(st.borrow_limit));
+        memcpy(st.lend_limit, c->lend_limit, sizeof(st.lend_limit));
+        st.uid = c->uid;
+        st.gid = c->gid;
+        snprintf(obj, sizeof(obj), "tenant:%s", c->name);
+        if ((rc = kerf_store_begin(n->store)) < 0)
+                return rc;
+        rc = kerf_store_tenant_upsert(n->store, &st);
+        if (rc >= 0)
+                rc = kerfd__audit(n, r->actor, c->name, action, obj, "ok", "", "");
+        if (rc >= 0)
+                rc = kerf_store_commit(n->store);
+        else
+                kerf_store_rollback(n->store);
+        return rc;
+}
+
+static void tenant_create(kreq *r)
+{
+        kerfd_node *n = r->node;
+        json_t *b = api_body(r), *v;
+        kerfd_tenant_cfg c;
+        kerf_tenant_spec spec;
+        const char *k;
+
+        if (!b)
+                return;
+        memset(&c, 0, sizeof(c));
+        kerf_tenant_spec_init(&spec, "");
+        memcpy(c.nominal, spec.nominal, sizeof(c.nominal));
+        memcpy(c.borrow_limit, spec.borrow_limit, sizeof(c.borrow_limit));
+        memcpy(c.lend_limit, spec.lend_limit, sizeof(c.lend_limit));
+        c.weight = 1;
+        c.uid = c.gid = -1;
+        json_object_foreach(b, k, v)
+        {
+                if (!strcmp(k, "name") && json_is_string(v) &&
+                    strlen(json_string_value(v)) < KERF_NAME_LEN)
+                        snprintf(c.name, sizeof(c.name), "%s", json_string_value(v));
+                else if (!strcmp(k, "cohort") && (json_is_string(v) || json_is_null(v)) &&
+                         (json_is_null(v) || strlen(json_string_value(v)) < KERF_NAME_LEN))
+                        snprintf(c.cohort, sizeof(c.cohort), "%s",
+                                 json_is_null(v) ? "" : json_string_value(v));
+                else if (!strcmp(k, "weight") && json_is_integer(v) && json_integer_value(v) >= 1 &&
+                         json_integer_value(v) <= 1000)
+                        c.weight = (unsigned)json_integer_value(v);
+                else if ((!strcmp(k, "uid") || !strcmp(k, "gid")) && json_is_integer(v) &&
+                         json_integer_value(v) >= 0 && json_integer_value(v) < 0x7fffffff)
+                        *(!strcmp(k, "uid") ? &c.uid : &c.gid) = json_integer_value(v);
+                else if (!strcmp(k, "quota")) {
+                        if (!parse_quota(r, v, &c))
+                                goto out;
+                } else if (strcmp(k, "name") && strcmp(k, "cohort") && strcmp(k, "weight") &&
+                           strcmp(k, "uid") && strcmp(k, "gid")) {
+                        kreq_error(r, 400, "unknown_field", "%s: unknown field", k);
+                        goto out;
+                } else {
+                        kreq_error(r, 400, "invalid_argument", "%s: bad type or value", k);
+                        goto out;
+                }
+        }
+        if (!c.name[0]) {
+                kreq_error(r, 400, "invalid_argument", "name: required");
+                goto out;
+        }
+        if (kerfd__tenant_find(n, c.name)) {
+                kreq_error(r, 409, "conflict", "tenant %s exists", c.name);
+                goto out;
+        }
+        if (kerfd__tenant_apply(n, &c) < 0) {
+                kreq_error(r, 400, "invalid_argument", "name: 1..63 characters [A-Za-z0-9_.-]");
+                goto out;
+        }
+        if (tenant_store(n, &c, r, "tenant.create") < 0) {
+                kreq_error(r, 500, "internal", "tenant not stored: %s",
+                           kerf_store_errmsg(n->store));
+                goto out;
+        }
+        kreq_json(r, 201, tenant_json(n, &c));
+out:
+        json_decref(b);
+}
+
+static void tenants(kreq *r, const char *rest)
+{
+        kerfd_node *n = r->node;
+        char name[KERF_NAME_LEN] = "", sub[256] = "";
+        const char *slash;
+        ktenant *t;
+
+        if (!rest) {
+                json_t *items = json_array();
+                if (!strcmp(r->method, "POST")) {
+                        json_decref(items);
+                        if (!r->admin)
+                                kreq_error(r, 403, "forbidden", "creating tenants is admin only");
+                        else
+                                tenant_create(r);
+                        return;
+                }
+                if (strcmp(r->method, "GET")) {
+                        json_decref(items);
+                        kreq_error(r, 405, "method_not_allowed", "GET or POST");
+                        return;
+                }
+                for (unsigned i = 0; i < n->n_tenants; i++)
+                        if (r->admin || !strcmp(n->tenants[i].cfg.name, r->tenant))
+                                json_array_append_new(items, tenant_json(n, &n->tenants[i].cfg));
+                kreq_json(r, 200, api_list(items, 0));
+                return;
+        }
+        slash = strchr(rest, '/');
+        snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - rest) : (int)strlen(rest), rest);
+        snprintf(sub, sizeof(sub), "%s", slash ? slash : "");
+        t = kerfd__tenant_find(n, name);
+        if (!t || (!r->admin && strcmp(name, r->tenant) != 0)) {
+                kreq_error(r, 404, "not_found", "no tenant %s", name);
+                return;
+        }
+        if (!sub[0] && !strcmp(r->method, "GET")) {
+                kreq_json(r, 200, tenant_json(n, &t->cfg));
+                return;
+        }
+        if (!r->admin) {
+                kreq_error(r, 403, "forbidden", "tenant administration is admin only");
+                return;
+        }
+        if (!strcmp(sub, "/quota") && !strcmp(r->method, "PUT")) {
+                json_t *b = api_body(r);
+                kerfd_tenant_cfg c = t->cfg;
+                if (!b)
+                        return;
+                if (parse_quota(r, b, &c)) {
+                        if (kerfd__tenant_apply(n, &c) < 0 ||
+                            tenant_store(n, &c, r, "tenant.quota") < 0)
+                                kreq_error(r, 500, "internal", "quota not stored");
+                        else {
+                                kreq_json(r, 200, tenant_json(n, &c));
+                                kerfd__kick(n);
+                        }
+                }
+                json_decref(b);
+                return;
+        }
+        if (!strcmp(sub, "/tokens") && !strcmp(r->method, "POST")) {
+                char tok[KERF_STORE_TOKEN_LEN], obj[96];
+                uint64_t id;
+                int rc;
+                if (r->len) {
+                        json_t *b = api_body(r);
+                        const char *k;
+                        json_t *v;
+                        if (!b)
+                                return;
+                        json_object_foreach(b, k, v)
+                        {
+                                kreq_error(r, 400, "unknown_field", "%s: unknown field", k);
+                                json_decref(b);
+                                return;
+                        }
+                        json_decref(b);
+                }
+                kerf_store_begin(n->store);
+                rc = kerf_store_token_create(n->store, name, NULL, 0, &id, tok);
+                snprintf(obj, sizeof(obj), "tenant:%s", name);
+                if (rc >= 0)
+                        rc = kerfd__audit(n, r->actor, name, "token.create", obj, "ok", "", "");
+                if (rc >= 0)
+                        rc = kerf_store_commit(n->store);
+                else
+                        kerf_store_rollback(n->store);
+                if (rc < 0) {
+                        kreq_error(r, 500, "internal", "token: %s", kerf_store_errmsg(n->store));
+                        return;
+                }
+                kreq_json(r, 201,
+                          json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "token", tok, "tenant",
+                                    name));
+                return;
+        }
+        if (!strncmp(sub, "/tokens/", 8) && !strcmp(r->method, "DELETE")) {
+                uint64_t id;
+                char obj[96];
+                int rc;
+                if (!api_u64(sub + 8, &id)) {
+                        kreq_error(r, 404, "not_found", "no token %s", sub + 8);
+                        return;
+                }
+                kerf_store_begin(n->store);
+                rc = kerf_store_token_revoke(n->store, name, id, 0);
+                snprintf(obj, sizeof(obj), "token:%llu", (unsigned long long)id);
+                if (rc >= 0)
+                        rc = kerfd__audit(n, r->actor, name, "token.revoke", obj, "ok", "", "");
+                if (rc >= 0)
+                        rc = kerf_store_commit(n->store);
+                else
+                        kerf_store_rollback(n->store);
+                if (rc == -ENOENT)
+                        kreq_error(r, 404, "not_found", "no token %llu of %s",
+                                   (unsigned long long)id, name);
+                else if (rc < 0)
+                        kreq_error(r, 500, "internal", "%s", kerf_store_errmsg(n->store));
+                else
+                        r->status = 204;
+                return;
+        }
+        kreq_error(r, 404, "not_found", "no such endpoint: %s %s", r->method, r->path);
+}
+
+/* ---- audit ------------------------------------------------------------------------------------
+ */
+
+static void audit(kreq *r, const char *rest)
+{
+        kerfd_node *n = r->node;
+        const char *tenant = r->admin ? kreq_arg(r, "tenant") : r->tenant;
+
+        if (!rest && !strcmp(r->method, "GET")) {
+                kerf_store_audit *a = NULL;
+                size_t na = 0;
+                uint64_t after, next = 0;
+                unsigned limit;
+                json_t *items;
+                if (!api_page(r, &after, &limit))
+                        return;
+                if (kerf_store_audit_list(n->store, tenant, after, limit, &a, &na, &next) < 0) {
+                        kreq_error(r, 500, "internal", "audit: %s", kerf_store_errmsg(n->store));
+                        return;
+                }
+                items = json_array();
+                for (size_t i = 0; i < na; i++) {
+                        char *s = kerf_store_audit_json(&a[i]);
+                        json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+                        free(s);
+                        if (j)
+                                json_array_append_new(items, j);
+                }
+                free(a);
+                kreq_json(r, 200, api_list(items, next));
+        } else if (rest && !strcmp(rest, "export") && !strcmp(r->method, "GET")) {
+                char *buf = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&buf, &len);
+                int rc = f ? kerf_store_audit_export(n->store, tenant, 0, f) : -ENOMEM;
+                if (f)
+                        fclose(f);
+                if (rc < 0) {
+                        free(buf);
+                        kreq_error(r, 500, "internal", "export failed");
+                        return;
+                }
+                r->status = 200;
+                r->raw = buf;
+                r->raw_len = len;
+                r->ctype = "application/x-ndjson";
+        } else if (rest && !strcmp(rest, "verify") && !strcmp(r->method, "POST")) {
+                kerf_store_audit_report rep;
+                if (!r->admin) {
+                        kreq_error(r, 403, "forbidden", "audit verify is admin only");
+                        return;
+                }
+                if (kerf_store_audit_verify(n->store, &rep) < 0) {
+                        kreq_error(r, 500, "internal", "verify: %s", kerf_store_errmsg(n->store));
+                        return;
+                }
+                kreq_json(
+                    r, 200,
+                    json_pack("{s:b, s:I, s:o, s:s}", "ok", rep.ok, "records",
+                              (json_int_t)rep.records, "first_bad",
+                              rep.first_bad ? json_integer((json_int_t)rep.first_bad) : json_null(),
+                              "problem", rep.problem));
+        } else {
+                kreq_error(r, 404, "not_found", "no such endpoint: %s %s", r->method, r->path);
+        }
+}
+
+bool kerfd_api_admin(kreq *r)
+{
+        kerfd_node *n = r->node;
+        const char *p = r->path;
+        bool get = !strcmp(r->method, "GET");
+
+        if (!strcmp(p, "/v1/health") && get) {
+                kreq_json(r, 200,
+                          json_pack("{s:s, s:b, s:s, s:I}", "status", "ok", "simulated",
+                                    n->simulated, "backend", n->backend_name, "uptime_s",
+                                    (json_int_t)((kerfd_now_ms() - n->started_ms) / 1000)));
+        } else if (!strcmp(p, "/v1/version") && get) {
+                kreq_json(r, 200,
+                          json_pack("{s:s, s:i, s:s, s:s}", "kerf", KERFD_VERSION, "api", 1,
+                                    "driver", n->driver, "cuda", n->cuda));
+        } else if (!strcmp(p, "/v1/whoami") && get) {
+                kreq_json(r, 200,
+                          json_pack("{s:b, s:o}", "admin", r->admin, "tenant",
+                                    r->tenant[0] ? json_string(r->tenant) : json_null()));
+        } else if (!strcmp(p, "/v1/units") && get) {
+                units(r, NULL);
+        } else if (!strncmp(p, "/v1/units/", 10) && get) {
+                units(r, p + 10);
+        } else if (!strcmp(p, "/v1/gpus") && get) {
+                gpus(r);
+        } else if (!strcmp(p, "/v1/queues") && get) {
+                queues(r);
+        } else if (!strcmp(p, "/v1/events") && get) {
+                events(r);
+        } else if (!strcmp(p, "/v1/tenants")) {
+                tenants(r, NULL);
+        } else if (!strncmp(p, "/v1/tenants/", 12) && p[12]) {
+                tenants(r, p + 12);
+        } else if (!strcmp(p, "/v1/audit")) {
+                audit(r, NULL);
+        } else if (!strncmp(p, "/v1/audit/", 10)) {
+                audit(r, p + 10);
+        } else if (!strcmp(p, "/v1/health") || !strcmp(p, "/v1/version") ||
+                   !strcmp(p, "/v1/gpus") || !strcmp(p, "/v1/queues") || !strcmp(p, "/v1/events") ||
+                   !strncmp(p, "/v1/units", 9)) {
+                kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", r->method, p);
+        } else {
+                return false;
+        }
+        return true;
+}

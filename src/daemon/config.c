@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.c - reads kerfd.yaml with libyaml's document API; every error names file and line */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "config.h"
+#include "kerf/errno.h"
+
+typedef struct cfgctx {
+        yaml_document_t doc;
+        const char *file;
+        char *err;
+        size_t errlen;
+} cfgctx;
+
+static int fail(cfgctx *x, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(cfgctx *x, const yaml_node_t *n, const char *fmt, ...)
+{
+        char msg[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (x->err)
+                snprintf(x->err, x->errlen, "%s:%lu: %s", x->file,
+                         n ? (unsigned long)n->start_mark.line + 1 : 0UL, msg);
+        return -KERF_EPARSE;
+}
+
+void kerfd_config_defaults(kerfd_config *c)
+{
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+        memset(c, 0, sizeof(*c));
+        if (geteuid() == 0) {
+                snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/kerf");
+                snprintf(c->socket, sizeof(c->socket), "/run/kerf/kerfd.sock");
+        } else {
+                snprintf(c->state_dir, sizeof(c->state_dir), "%s/.local/state/kerf",
+                         getenv("HOME") ? getenv("HOME") : "/tmp");
+                snprintf(c->socket, sizeof(c->socket), "%s/kerf/kerfd.sock",
+                         xdg && *xdg ? xdg : "/tmp");
+        }
+        snprintf(c->fleet, sizeof(c->fleet), "examples/fleet-8xh200.yaml");
+        c->max_body = 64 * 1024;
+        c->max_tasks = 100000;
+        c->submit_rate = 0;
+        c->submit_burst = 100;
+        c->tick_ms = 50;
+        c->grace_s = 10;
+        c->threads = 4;
+        kerf_policy_default(&c->policy);
+}
+
+static yaml_node_t *node(cfgctx *x, int id)
+{
+        return yaml_document_get_node(&x->doc, id);
+}
+
+static const char *scalar(cfgctx *x, yaml_node_t *n)
+{
+        if (!n || n->type != YAML_SCALAR_NODE)
+                return NULL;
+        (void)x;
+        return (const char *)n->data.scalar.value;
+}
+
+static int get_str(cfgctx *x, yaml_node_t *n, const char *key, char *out, size_t cap)
+{
+        const char *s = scalar(x, n);
+        if (!s)
+                return fail(x, n, "%s: expected a string", key);
+        if (strlen(s) >= cap)
+                return fail(x, n, "%s: too long (at most %zu characters)", key, cap - 1);
+        snprintf(out, cap, "%s", s);
+        return 0;
+}
+
+static int get_u64(cfgctx *x, yaml_node_t *n, const char *key, uint64_t max, uint64_t *ret)
+{
+        const char *s = scalar(x, n);
+        char *end;
+        unsigned long long v;
+
+        if (!s || !*s || *s == '-')
+                return fail(x, n, "%s: expected a non-negative integer", key);
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || *end || v > max)
+                return fail(x, n, "%s: expected an integer 0..%llu, got \"%s\"", key,
+                            (unsigned long long)max, s);
+        *ret = v;
+        return 0;
+}
+
+static int get_bool(cfgctx *x, yaml_node_t *n, const char *key, bool *ret)
+{
+        const char *s = scalar(x, n);
+        if (s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"))) {
+                *ret = true;
+                return 0;
+        }
+        if (s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off"))) {
+                *ret = false;
+                return 0;
+        }
+        return fail(x, n, "%s: expected true or false", key);
+}
+
+static int get_bytes(cfgctx *x, yaml_node_t *n, const char *key, uint64_t *ret)
+{
+        const char *s = scalar(x, n);
+        if (!s || kerf_parse_bytes(s, ret) < 0)
+                return fail(x, n, "%s: expected a size such as 64KiB or 16GiB", key);
+        return 0;
+}
+
+#define FOR_PAIRS(x, map, p)                                                                       \
+        for (yaml_node_pair_t *p = (map)->data.mapping.pairs.start;                                \
+             p < (map)->data.mapping.pairs.top; p++)
+
+static int want_map(cfgctx *x, yaml_node_t *n, const char *what)
+{
+        if (!n || n->type != YAML_MAPPING_NODE)
+                return fail(x, n, "%s: expected a mapping", what);
+        return 0;
+}
+
+static int want_seq(cfgctx *x, yaml_node_t *n, const char *what)
+{
+        if (!n || n->type != YAML_SEQUENCE_NODE)
+                return fail(x, n, "%s: expected a list", what);
+        return 0;
+}
+
+/* quota: {gpus: {nominal: 4, borrow_limit: 2, lend_limit: 1}, memory: {...}} */
+static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
+{
+        int r = want_map(x, q, "quota");
+        if (r < 0)
+                return r;
+        FOR_PAIRS(x, q, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ks = scalar(x, k);
+                int res = -1;
+                if (!ks)
+                        return fail(x, k, "quota: keys must be strings");
+                if (!strcmp(ks, "gpus"))
+                        res = KERF_RES_GPUS;
+                else if (!strcmp(ks, "memory") || !strcmp(ks, "mem"))
+                        res = KERF_RES_MEM;
+                else if (!strcmp(ks, "compute"))
+                        res = KERF_RES_COMPUTE;
+                else if (!strcmp(ks, "mig_slices"))
+                        res = KERF_RES_MIG_SLICES;
+                else
+                        return fail(x, k,
+                                    "quota: unknown resource \"%s\" (gpus, memory, compute, "
+                                    "mig_slices)",
+                                    ks);
+                if ((r = want_map(x, v, ks)) < 0)
+                        return r;
+                FOR_PAIRS(x, v, pp)
+                {
+                        yaml_node_t *kk = node(x, pp->key), *vv = node(x, pp->value);
+                        const char *kks = scalar(x, kk);
+                        uint64_t *slot;
+                        if (!kks)
+                                return fail(x, kk, "%s: keys must be strings", ks);
+                        if (!strcmp(kks, "nominal"))
+                                slot = &t->nominal[res];
+                        else if (!strcmp(kks, "borrow_limit") || !strcmp(kks, "borrow"))
+                                slot = &t->borrow_limit[res];
+                        else if (!strcmp(kks, "lend_limit") || !strcmp(kks, "lend"))
+                                slot = &t->lend_limit[res];
+                        else
+                                return fail(x, kk,
+                                            "%s: unknown key \"%s\" (nominal, borrow_limit, "
+                                            "lend_limit)",
+                                            ks, kks);
+                        const char *sv = scalar(x, vv);
+                        if (sv &&
+                            (!strcmp(sv, "null") || !strcmp(sv, "~") || !strcmp(sv, "unlimited"))) {
+                                *slot = KERF_UNLIMITED;
+                                continue;
+                        }
+                        if (res == KERF_RES_MEM)
+                                r = get_bytes(x, vv, kks, slot);
+                        else
+                                r = get_u64(x, vv, kks, 1000000000ULL, slot);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        kerfd_tenant_cfg *t;
+        kerf_tenant_spec spec;
+        uint64_t v;
+        int r;
+
+        if ((r = want_map(x, m, "tenants[]")) < 0)
+                return r;
+        if (c->n_tenants >= KERFD_MAX_TENANTS)
+                return fail(x, m, "tenants: at most %d", KERFD_MAX_TENANTS);
+        t = &c->tenants[c->n_tenants];
+        memset(t, 0, sizeof(*t));
+        kerf_tenant_spec_init(&spec, "");
+        memcpy(t->nominal, spec.nominal, sizeof(t->nominal));
+        memcpy(t->borrow_limit, spec.borrow_limit, sizeof(t->borrow_limit));
+        memcpy(t->lend_limit, spec.lend_limit, sizeof(t->lend_limit));
+        t->weight = 1;
+        t->uid = t->gid = -1;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *vn = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "tenant: keys must be strings");
+                if (!strcmp(ks, "name"))
+                        r = get_str(x, vn, "name", t->name, sizeof(t->name));
+                else if (!strcmp(ks, "cohort"))
+                        r = get_str(x, vn, "cohort", t->cohort, sizeof(t->cohort));
+                else if (!strcmp(ks, "weight")) {
+                        r = get_u64(x, vn, "weight", 1000, &v);
+                        t->weight = (unsigned)v;
+                        if (!r && v == 0)
+                                r = fail(x, vn, "weight: 1..1000");
+                } else if (!strcmp(ks, "uid")) {
+                        r = get_u64(x, vn, "uid", 0x7fffffff, &v);
+                        t->uid = (long long)v;
+                } else if (!strcmp(ks, "gid")) {
+                        r = get_u64(x, vn, "gid", 0x7fffffff, &v);
+                        t->gid = (long long)v;
+                } else if (!strcmp(ks, "quota"))
+                        r = parse_quota(x, vn, t);
+                else
+                        r = fail(x, k,
+                                 "tenant: unknown key \"%s\" (name, cohort, weight, uid, gid, "
+                                 "quota)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        if (!t->name[0])
+                return fail(x, m, "tenant: name is required");
+        for (unsigned i = 0; i < c->n_tenants; i++)
+                if (!strcmp(c->tenants[i].name, t->name))
+                        return fail(x, m, "tenant \"%s\" defined twice", t->name);
+        for (const char *s = t->name; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+                        return fail(x, m, "tenant name \"%s\": only [A-Za-z0-9_.-]", t->name);
+        c->n_tenants++;
+        return 0;
+}
+
+static int parse_routes(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
+{
+        int r = want_map(x, m, "policy.routes");
+        if (r < 0)
+                return r;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ws = scalar(x, k);
+                int w = ws ? kerf_workload_parse(ws) : -EINVAL;
+                if (w < 0)
+                        return fail(x, k, "routes: unknown workload \"%s\"", ws ? ws : "?");
+                if ((r = want_map(x, v, ws)) < 0)
+                        return r;
+                FOR_PAIRS(x, v, pp)
+                {
+                        yaml_node_t *tk = node(x, pp->key), *tv = node(x, pp->value);
+                        const char *ts = scalar(x, tk);
+                        int t = ts ? kerf_tier_parse(ts) : -EINVAL;
+                        kerf_unit_kind kinds[KERF_UNIT_KIND_COUNT];
+                        unsigned n = 0;
+                        if (t < 0)
+                                return fail(x, tk, "routes.%s: unknown tier \"%s\"", ws,
+                                            ts ? ts : "?");
+                        if ((r = want_seq(x, tv, ts)) < 0)
+                                return r;
+                        for (yaml_node_item_t *it = tv->data.sequence.items.start;
+                             it < tv->data.sequence.items.top; it++) {
+                                yaml_node_t *in = node(x, *it);
+                                const char *rs = scalar(x, in);
+                                int kk = rs ? kerf_unit_kind_parse(rs) : -EINVAL;
+                                if (kk < 0)
+                                        return fail(x, in,
+                                                    "routes.%s.%s: unknown route \"%s\" (whole, "
+                                                    "mig, slice, mps, tslice)",
+                                                    ws, ts, rs ? rs : "?");
+                                if (n >= KERF_UNIT_KIND_COUNT)
+                                        return fail(x, in, "routes.%s.%s: too many", ws, ts);
+                                kinds[n++] = (kerf_unit_kind)kk;
+                        }
+                        if (kerf_policy_set_routes(pol, (kerf_workload)w, (kerf_tier)t, kinds, n) <
+                            0)
+                                return fail(x, tv, "routes.%s.%s: 1..5 distinct routes required",
+                                            ws, ts);
+                }
+        }
+        return 0;
+}
+
+static int parse_policy(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
+{
+        int r = want_map(x, m, "policy");
+        if (r < 0)
+                return r;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "policy: keys must be strings");
+                if (!strcmp(ks, "routes"))
+                        r = parse_routes(x, v, pol);
+                else if (!strcmp(ks, "preemption"))
+                        r = get_bool(x, v, ks, &pol->preemption);
+                else if (!strcmp(ks, "mig_reconfigure"))
+                        r = get_bool(x, v, ks, &pol->mig_reconfigure);
+                else if (!strcmp(ks, "dev_default_memory"))
+                        r = get_bytes(x, v, ks, &pol->dev_default_mem);
+                else if (!strcmp(ks, "placement")) {
+                        const char *s = scalar(x, v);
+                        if (s && !strcmp(s, "kerf"))
+                                pol->place = KERF_PLACE_KERF;
+                        else if (s && !strcmp(s, "bestfit"))
+                                pol->place = KERF_PLACE_BESTFIT;
+                        else if (s && !strcmp(s, "firstfit"))
+                                pol->place = KERF_PLACE_FIRSTFIT;
+                        else
+                                r = fail(x, v, "placement: kerf, bestfit or firstfit");
+                } else
+                        r = fail(x, k,
+                                 "policy: unknown key \"%s\" (routes, preemption, "
+                                 "mig_reconfigure, dev_default_memory, placement)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_backend(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        int r = want_map(x, m, "backend");
+        if (r < 0)
+                return r;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "backend: keys must be strings");
+                if (!strcmp(ks, "nvml_library"))
+                        r = get_str(x, v, ks, c->nvml_library, sizeof(c->nvml_library));
+                else if (!strcmp(ks, "allow_mig_mode_change"))
+                        r = get_bool(x, v, ks, &c->allow_mig_mode_change);
+                else if (!strcmp(ks, "simulated"))
+                        r = get_bool(x, v, ks, &c->force_sim);
+                else
+                        r = fail(x, k,
+                                 "backend: unknown key \"%s\" (nvml_library, "
+                                 "allow_mig_mode_change, simulated)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        uint64_t v;
+        int r = want_map(x, m, "limits");
+        if (r < 0)
+                return r;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *vn = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "limits: keys must be strings");
+                if (!strcmp(ks, "max_body")) {
+                        r = get_bytes(x, vn, ks, &c->max_body);
+                        if (!r && (c->max_body < 1024 || c->max_body > 64 * KERF_MIB))
+                                r = fail(x, vn, "max_body: 1KiB..64MiB");
+                } else if (!strcmp(ks, "max_tasks")) {
+                        r = get_u64(x, vn, ks, 10000000, &v);
+                        c->max_tasks = (unsigned)v;
+                } else if (!strcmp(ks, "submit_rate")) {
+                        r = get_u64(x, vn, ks, 1000000, &v);
+                        c->submit_rate = (double)v;
+                } else if (!strcmp(ks, "submit_burst")) {
+                        r = get_u64(x, vn, ks, 1000000, &v);
+                        c->submit_burst = (unsigned)v;
+                } else if (!strcmp(ks, "tick_ms")) {
+                        r = get_u64(x, vn, ks, 10000, &v);
+                        c->tick_ms = (unsigned)v;
+                        if (!r && v < 5)
+                                r = fail(x, vn, "tick_ms: 5..10000");
+                } else if (!strcmp(ks, "grace_s")) {
+                        r = get_u64(x, vn, ks, 3600, &v);
+                        c->grace_s = (unsigned)v;
+                } else if (!strcmp(ks, "threads")) {
+                        r = get_u64(x, vn, ks, 256, &v);
+                        c->threads = v ? (unsigned)v : 1;
+                } else
+                        r = fail(x, k,
+                                 "limits: unknown key \"%s\" (max_body, max_tasks, submit_rate, "
+                                 "submit_burst, tick_ms, grace_s, threads)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_tcp(cfgctx *x, yaml_node_t *v, kerfd_config *c)
+{
+        char buf[96], *colon;
+        uint64_t port;
+        int r = get_str(x, v, "listen_tcp", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        colon = strrchr(buf, ':');
+        if (!colon)
+                return fail(x, v, "listen_tcp: expected 127.0.0.1:PORT");
+        *colon = 0;
+        if (strcmp(buf, "127.0.0.1") && strcmp(buf, "localhost"))
+                return fail(x, v, "listen_tcp: only loopback (127.0.0.1) is allowed");
+        yaml_node_t fake = *v;
+        fake.data.scalar.value = (yaml_char_t *)(colon + 1);
+        if (get_u64(x, &fake, "listen_tcp port", 65535, &port) < 0 || port == 0)
+                return fail(x, v, "listen_tcp: port 1..65535");
+        snprintf(c->tcp_host, sizeof(c->tcp_host), "127.0.0.1");
+        c->tcp_port = (unsigned)port;
+        return 0;
+}
+
+static int parse_root(cfgctx *x, kerfd_config *c)
+{
+        yaml_node_t *root = yaml_document_get_root_node(&x->doc);
+        int r;
+
+        if (!root)
+                return 0; /* empty file: defaults */
+        if ((r = want_map(x, root, "top level")) < 0)
+                return r;
+        FOR_PAIRS(x, root, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "keys must be strings");
+                if (!strcmp(ks, "state_dir"))
+                        r = get_str(x, v, ks, c->state_dir, sizeof(c->state_dir));
+                else if (!strcmp(ks, "socket"))
+                        r = get_str(x, v, ks, c->socket, sizeof(c->socket));
+                else if (!strcmp(ks, "fleet"))
+                        r = get_str(x, v, ks, c->fleet, sizeof(c->fleet));
+                else if (!strcmp(ks, "listen_tcp"))
+                        r = parse_tcp(x, v, c);
+                else if (!strcmp(ks, "backend"))
+                        r = parse_backend(x, v, c);
+                else if (!strcmp(ks, "limits"))
+                        r = parse_limits(x, v, c);
+                else if (!strcmp(ks, "policy"))
+                        r = parse_policy(x, v, &c->policy);
+                else if (!strcmp(ks, "tenants")) {
+                        if ((r = want_seq(x, v, "tenants")) < 0)
+                                return r;
+                        for (yaml_node_item_t *it = v->data.sequence.items.start;
+                             it < v->data.sequence.items.top; it++)
+                                if ((r = parse_tenant(x, node(x, *it), c)) < 0)
+                                        return r;
+                } else
+                        r = fail(x, k,
+                                 "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
+                                 "backend, limits, policy, tenants)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int kerfd_config_load(kerfd_config *c, const char *path, char *err, size_t errlen)
+{
+        yaml_parser_t parser;
+        cfgctx x = {.file = path, .err = err, .errlen = errlen};
+        FILE *f;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                r = -errno;
+                snprintf(err, errlen, "%s: %s", path, strerror(-r));
+                return r;
+        }
+        if (!yaml_parser_initialize(&parser)) {
+                fclose(f);
+                return -ENOMEM;
+        }
+        yaml_parser_set_input_file(&parser, f);
+        if (!yaml_parser_load(&parser, &x.doc)) {
+                snprintf(err, errlen, "%s:%lu: %s", path,
+                         (unsigned long)parser.problem_mark.line + 1,
+                         parser.problem ? parser.problem : "YAML syntax error");
+                yaml_parser_delete(&parser);
+                fclose(f);
+                return -KERF_EPARSE;
+        }
+        snprintf(c->path, sizeof(c->path), "%s", path);
+        r = parse_root(&x, c);
+        yaml_document_delete(&x.doc);
+        yaml_parser_delete(&parser);
+        fclose(f);
+        return r;
+}

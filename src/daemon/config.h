@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.h - kerfd configuration: the YAML file (docs/DAEMON.md) read into one struct */
+#ifndef KERFD_CONFIG_H
+#define KERFD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kerf/sched.h"
+
+#define KERFD_MAX_TENANTS 256
+
+typedef struct kerfd_tenant_cfg {
+        char name[KERF_NAME_LEN];
+        char cohort[KERF_NAME_LEN];
+        unsigned weight;
+        uint64_t nominal[KERF_RES_COUNT];
+        uint64_t borrow_limit[KERF_RES_COUNT];
+        uint64_t lend_limit[KERF_RES_COUNT];
+        long long uid, gid; /* -1 = not set */
+} kerfd_tenant_cfg;
+
+typedef struct kerfd_config {
+        char path[PATH_MAX]; /* file read, "" for defaults only */
+        char state_dir[PATH_MAX];
+        char socket[PATH_MAX];
+        char tcp_host[64]; /* "" = no TCP listener */
+        unsigned tcp_port;
+        char nvml_library[PATH_MAX]; /* "" = the backend's default */
+        bool allow_mig_mode_change;
+        bool force_sim; /* backend: sim - never try a real NVML */
+        char fleet[PATH_MAX];
+        uint64_t max_body;     /* bytes */
+        unsigned max_tasks;    /* live (not ended) tasks */
+        double submit_rate;    /* per tenant per second, 0 = unlimited */
+        unsigned submit_burst; /* token bucket depth */
+        unsigned tick_ms;      /* node controller period */
+        unsigned grace_s;      /* default SIGTERM -> SIGKILL grace */
+        unsigned threads;      /* HTTP worker threads */
+        kerf_policy policy;
+        unsigned n_tenants;
+        kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];
+} kerfd_config;
+
+/* Fills `c` with the defaults (state dir, socket by uid, limits, kerf_policy_default). */
+void kerfd_config_defaults(kerfd_config *c);
+
+/* Reads YAML file `path` over the defaults already in `c`. Returns 0, or a negative code with
+ * "FILE:LINE: what is wrong" in err. Unknown keys are refused by name. */
+int kerfd_config_load(kerfd_config *c, const char *path, char *err, size_t errlen);
+
+#endif /* KERFD_CONFIG_H */

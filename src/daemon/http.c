@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* http.c - libmicrohttpd listeners (own Unix socket + optional loopback TCP), body limits,
+ * peer credentials and bearer tokens; hands complete requests to api.c */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "http.h"
+
+static struct MHD_Daemon *unix_d, *tcp_d;
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static gid_t kerf_gid;
+static bool have_kerf_gid;
+
+void kreq_json(kreq *r, unsigned status, json_t *j)
+{
+        if (r->out)
+                json_decref(r->out);
+        r->status = status;
+        r->out = j;
+}
+
+void kreq_error(kreq *r, unsigned status, const char *code, const char *fmt, ...)
+{
+        char msg[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (status >= 500)
+                log_error("%s %s: %s", r->method, r->path, msg);
+        kreq_json(r, status, json_pack("{s:s, s:s}", "error", code, "message", msg));
+}
+
+const char *kreq_arg(kreq *r, const char *name)
+{
+        return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* Admin: uid 0, kerfd's own uid, or a member of group `kerf`. */
+static bool uid_is_admin(uid_t uid, gid_t gid)
+{
+        struct passwd pw, *pp = NULL;
+        char buf[4096];
+        gid_t groups[256];
+        int ng = 256;
+
+        if (uid == 0 || uid == geteuid())
+                return true;
+        if (!have_kerf_gid)
+                return false;
+        if (gid == kerf_gid)
+                return true;
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pp) != 0 || !pp)
+                return false;
+        if (getgrouplist(pp->pw_name, pp->pw_gid, groups, &ng) < 0)
+                return false;
+        for (int i = 0; i < ng; i++)
+                if (groups[i] == kerf_gid)
+                        return true;
+        return false;
+}
+
+static int token_check(kerfd_node *n, const char *tok, char tenant[KERF_NAME_LEN])
+{
+        return kerf_store_token_verify(n->store, tok, tenant, NULL);
+}
+
+/* Decides who is calling. Returns false (with an answer queued in r) when the caller is
+ * refused. */
+static bool identify(kreq *r)
+{
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+
+        if (ci) {
+                struct ucred uc;
+                socklen_t l = sizeof(uc);
+                struct sockaddr_storage ss;
+                socklen_t sl = sizeof(ss);
+                if (getsockname(ci->connect_fd, (struct sockaddr *)&ss, &sl) == 0 &&
+                    ss.ss_family == AF_UNIX &&
+                    getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) == 0) {
+                        r->has_cred = true;
+                        r->uid = uc.uid;
+                        r->admin = uid_is_admin(uc.uid, uc.gid);
+                        snprintf(r->actor, sizeof(r->actor), "uid:%u", (unsigned)uc.uid);
+                }
+        }
+        if (auth) {
+                char tenant[KERF_NAME_LEN];
+                if (strncasecmp(auth, "Bearer ", 7) != 0) {
+                        kreq_error(r, 401, "unauthorized",
+                                   "Authorization must be \"Bearer <token>\"");
+                        return false;
+                }
+                if (token_check(r->node, auth + 7, tenant) < 0) {
+                        kreq_error(r, 401, "unauthorized", "invalid or revoked token");
+                        return false;
+                }
+                /* A token always acts as its tenant, even for an admin peer. */
+                r->admin = false;
+                snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+                snprintf(r->actor, sizeof(r->actor), "tenant:%s", tenant);
+                return true;
+        }
+        if (!r->admin) {
+                kreq_error(r, 401, "unauthorized",
+                           "a bearer token is required (you are not root or in group kerf)");
+                return false;
+        }
+        return true;
+}
+
+typedef struct conn_state {
+        kreq r;
+        size_t cap;
+} conn_state;
+
+static enum MHD_Result send_answer(kreq *r)
+{
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+        const char *ctype = "application/json";
+        char *text;
+        size_t len;
+
+        if (r->out) {
+                if (json_is_object(r->out) && r->node->simulated)
+                        json_object_set_new(r->out, "simulated", json_true());
+                text = json_dumps(r->out, JSON_COMPACT);
+                if (!text) {
+                        text = strdup("{\"error\":\"internal\",\"message\":\"encoding\"}");
+                        r->status = 500;
+                }
+                len = strlen(text);
+                /* newline-terminated for curl users */
+                char *t2 = realloc(text, len + 2);
+                if (t2) {
+                        text = t2;
+                        text[len++] = '\n';
+                        text[len] = 0;
+                }
+        } else if (r->raw) {
+                text = r->raw;
+                len = r->raw_len;
+                r->raw = NULL;
+                ctype = r->ctype ? r->ctype : "text/plain";
+        } else {
+                text = NULL;
+                len = 0;
+        }
+        resp = MHD_create_response_from_buffer(
+            len, text ? text : (void *)"", text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (!resp) {
+                free(text);
+                return MHD_NO;
+        }
+        if (len)
+                MHD_add_response_header(resp, "Content-Type", ctype);
+        if (r->node->simulated)
+                MHD_add_response_header(resp, "X-Kerf-Simulated", "true");
+        ret = MHD_queue_response(r->conn, r->status ? r->status : 500, resp);
+        MHD_destroy_response(resp);
+        return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload_data,
+                               size_t *upload_data_size, void **con_cls)
+{
+        kerfd_node *n = cls;
+        conn_state *cs = *con_cls;
+
+        if (!cs) {
+                const char *cl;
+                cs = calloc(1, sizeof(*cs));
+                if (!cs)
+                        return MHD_NO;
+                *con_cls = cs;
+                cs->r.node = n;
+                cs->r.conn = conn;
+                cs->r.method = method;
+                snprintf(cs->r.path, sizeof(cs->r.path), "%s", url);
+                cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+                if (cl && strtoull(cl, NULL, 10) > n->cfg.max_body)
+                        cs->r.too_large = true;
+                return MHD_YES;
+        }
+        if (*upload_data_size) {
+                size_t add = *upload_data_size;
+                *upload_data_size = 0;
+                if (cs->r.too_large || cs->r.len + add > n->cfg.max_body) {
+                        cs->r.too_large = true;
+                        return MHD_YES;
+                }
+                if (cs->r.len + add + 1 > cs->cap) {
+                        size_t nc = cs->cap ? cs->cap * 2 : 1024;
+                        while (nc < cs->r.len + add + 1)
+                                nc *= 2;
+                        char *nb = realloc(cs->r.body, nc);
+                        if (!nb)
+                                return MHD_NO;
+                        cs->r.body = nb;
+                        cs->cap = nc;
+                }
+                memcpy(cs->r.body + cs->r.len, upload_data, add);
+                cs->r.len += add;
+                cs->r.body[cs->r.len] = 0;
+                return MHD_YES;
+        }
+        if (cs->r.too_large) {
+                kreq_error(&cs->r, 413, "too_large",
+                           "request body over %llu bytes (limits.max_body)",
+                           (unsigned long long)n->cfg.max_body);
+        } else if (n->stopping) {
+                kreq_error(&cs->r, 503, "unavailable", "kerfd is shutting down");
+        } else {
+                /* One daemon mutex around the node state; API handlers are short. */
+                pthread_mutex_lock(&n->mu);
+                if (identify(&cs->r))
+                        kerfd_api_dispatch(&cs->r);
+                pthread_mutex_unlock(&n->mu);
+        }
+        return send_answer(&cs->r);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+        conn_state *cs = *con_cls;
+        if (!cs)
+                return;
+        free(cs->r.body);
+        free(cs->r.raw);
+        if (cs->r.out)
+                json_decref(cs->r.out);
+        free(cs);
+        *con_cls = NULL;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+        char tmp[4096];
+        snprintf(tmp, sizeof(tmp), "%s", path);
+        for (char *p = tmp + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = 0;
+                if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int bind_unix(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        char dir[4096], *slash;
+        int fd, r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        snprintf(dir, sizeof(dir), "%s", path);
+        slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = 0;
+                if ((r = mkdir_p(dir, 0750)) < 0)
+                        return r;
+                if (geteuid() == 0)
+                        (void)chmod(dir, 0750);
+                if (have_kerf_gid && geteuid() == 0)
+                        (void)chown(dir, 0, kerf_gid);
+        }
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        /* A stale socket from a killed kerfd: refuse only if someone answers on it. */
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+                close(fd);
+                return -EADDRINUSE;
+        }
+        close(fd);
+        (void)unlink(path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        mode_t old = umask(0117);
+        r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+        umask(old);
+        if (r < 0 || chmod(path, 0660) < 0 || listen(fd, 512) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        if (have_kerf_gid && geteuid() == 0)
+                (void)chown(path, 0, kerf_gid);
+        snprintf(sock_path, sizeof(sock_path), "%s", path);
+        return fd;
+}
+
+int kerfd_http_start(kerfd_node *n)
+{
+        struct group gr, *gp = NULL;
+        char buf[4096];
+        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+        int fd;
+
+        if (getgrnam_r("kerf", &gr, buf, sizeof(buf), &gp) == 0 && gp) {
+                kerf_gid = gp->gr_gid;
+                have_kerf_gid = true;
+        }
+        fd = bind_unix(n->cfg.socket);
+        if (fd < 0) {
+                log_error("cannot listen on %s: %s", n->cfg.socket, strerror(-fd));
+                return fd;
+        }
+        unix_d = MHD_start_daemon(flags, 0, NULL, NULL, handler, n, MHD_OPTION_LISTEN_SOCKET, fd,
+                                  MHD_OPTION_THREAD_POOL_SIZE, (unsigned)n->cfg.threads,
+                                  MHD_OPTION_NOTIFY_COMPLETED, completed, n,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, 60U, MHD_OPTION_END);
+        if (!unix_d) {
+                log_error("libmicrohttpd could not start on %s", n->cfg.socket);
+                close(fd);
+                unlink(sock_path);
+                return -EIO;
+        }
+        log_info("listening on unix:%s", n->cfg.socket);
+        if (n->cfg.tcp_port) {
+                struct sockaddr_in sin = {.sin_family = AF_INET,
+                                          .sin_port = htons((uint16_t)n->cfg.tcp_port)};
+                sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                tcp_d = MHD_start_daemon(flags, (uint16_t)n->cfg.tcp_port, NULL, NULL, handler, n,
+                                         MHD_OPTION_SOCK_ADDR, &sin, MHD_OPTION_THREAD_POOL_SIZE,
+                                         (unsigned)n->cfg.threads, MHD_OPTION_NOTIFY_COMPLETED,
+                                         completed, n, MHD_OPTION_CONNECTION_TIMEOUT, 60U,
+                                         MHD_OPTION_END);
+                if (!tcp_d) {
+                        log_error("cannot listen on 127.0.0.1:%u", n->cfg.tcp_port);
+                        kerfd_http_stop();
+                        return -EADDRINUSE;
+                }
+                log_info("listening on tcp:127.0.0.1:%u (bearer tokens only)", n->cfg.tcp_port);
+        }
+        return 0;
+}
+
+void kerfd_http_stop(void)
+{
+        /* MHD_stop_daemon closes the listeners and joins the worker threads after the
+         * in-flight requests are answered. */
+        if (tcp_d)
+                MHD_stop_daemon(tcp_d);
+        if (unix_d)
+                MHD_stop_daemon(unix_d);
+        tcp_d = unix_d = NULL;
+        if (sock_path[0])
+                unlink(sock_path);
+        sock_path[0] = 0;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* internal.h - kerfd's shared types: the node controller and its live task records */
+#ifndef KERFD_INTERNAL_H
+#define KERFD_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "exec.h"
+#include "kerf/backend.h"
+#include "kerf/sched.h"
+#include "kerf/store.h"
+#include "u64map.h"
+
+#define KERFD_VERSION "0.1.0"
+
+/* ---- logging (stderr, one line per event, with a level) ---------------------------------- */
+void kerfd_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_info(...)  kerfd_log("info", __VA_ARGS__)
+#define log_warn(...)  kerfd_log("warning", __VA_ARGS__)
+#define log_error(...) kerfd_log("error", __VA_ARGS__)
+
+uint64_t kerfd_now_ms(void);  /* CLOCK_REALTIME, for records */
+uint64_t kerfd_mono_ms(void); /* CLOCK_MONOTONIC, for the executor */
+
+/* ---- live task records --------------------------------------------------------------------- */
+
+typedef struct dunit {
+        uint64_t id;
+        kerf_unit_kind kind;
+        unsigned gpu;
+        char gpu_uuid[KERF_UUID_LEN];
+        char mig_uuid[KERF_UUID_LEN];
+        const char *mig_profile; /* static or NULL */
+        int mig_gi, mig_ci, mig_start;
+        uint64_t mem;
+        unsigned compute, compute_limit;
+} dunit;
+
+/* A task that has not ended. Ended tasks live only in the store. Owned by kerfd_node.live. */
+typedef struct dtask {
+        kerf_store_task rec; /* the persisted fields; heap strings owned */
+        json_t *req_json;    /* parsed request (strings of `req` point into it) */
+        kerf_request req;
+        char **argv,
+            **env; /* NULL-terminated heap arrays (env "NAME=value"); argv NULL: attached */
+        unsigned n_units;
+        dunit units[KERF_MAX_TASK_GPUS];
+        uint64_t max_runtime_s, idle_timeout_s;
+        uint64_t started_mono, last_active_mono;
+        bool in_exec;         /* the executor tracks a process of ours */
+        bool stopping;        /* a stop was asked */
+        const char *stop_end; /* end_reason to record */
+        char stop_text[KERF_TEXT_LEN];
+        bool stop_requeue; /* preempted: back to pending once the process is gone */
+        unsigned xid_errors;
+        uint64_t queue_wait_ms;
+} dtask;
+
+/* ---- the node controller -------------------------------------------------------------------- */
+
+typedef struct ktenant {
+        kerfd_tenant_cfg cfg;
+        double tokens; /* submit rate limiter */
+        uint64_t refill_ms;
+} ktenant;
+
+typedef struct kerfd_node {
+        pthread_mutex_t mu; /* around everything below */
+        pthread_cond_t kick;
+        kerfd_config cfg;
+        char exe_dir[4096];
+        kerf_sched *sched;
+        kerf_backend *backend; /* NULL when no device library could be loaded */
+        kerf_fleet *fleet;
+        kerf_store *store;
+        kerf_exec *exec;
+        bool simulated;
+        char backend_name[16];
+        char driver[KERF_STORE_VER_LEN], cuda[KERF_STORE_VER_LEN];
+        char log_dir[4400], sim_dir[4400], shim_path[4400], region_dir[4400];
+        uint64_t started_ms;
+        kerf_u64map live; /* id -> dtask* */
+        kerf_u64map migs; /* unit id -> dunit* of every MIG instance on the device */
+        size_t n_live;
+        uint64_t next_task_id;
+        bool stopping, want_tick;
+        pthread_t ticker;
+        bool ticker_started;
+        unsigned n_tenants;
+        ktenant tenants[KERFD_MAX_TENANTS];
+        /* per fleet GPU, for metrics */
+        uint64_t xid_count[KERF_MAX_NODE_GPUS];
+        unsigned last_xid[KERF_MAX_NODE_GPUS];
+        unsigned gpu_util[KERF_MAX_NODE_GPUS];
+        uint64_t gpu_mem_used[KERF_MAX_NODE_GPUS];
+        int backend_index[KERF_MAX_NODE_GPUS]; /* fleet GPU -> backend index, -1 = none */
+        uint64_t last_poll_mono;
+        /* per tenant counters (metrics) */
+        uint64_t preemptions_total, reclaims_total;
+} kerfd_node;
+
+/* node.c / recover.c; the caller holds n->mu for the kerfd__ ones. */
+int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir);
+void kerfd_node_stop(kerfd_node *n);
+void kerfd__kick(kerfd_node *n);
+/* One controller pass (reap, limits, scheduling decisions); caller holds n->mu. */
+void kerfd__tick(kerfd_node *n);
+int kerfd__recover(kerfd_node *n);
+int kerfd__open_backend(kerfd_node *n);
+dtask *kerfd__live(kerfd_node *n, uint64_t id);
+/* Writes task + its units + one audit record in one transaction. */
+int kerfd__commit_task(kerfd_node *n, dtask *t, bool insert, const char *actor, const char *action,
+                       const char *result, const char *reason);
+int kerfd__audit(kerfd_node *n, const char *actor, const char *tenant, const char *action,
+                 const char *object, const char *result, const char *reason, const char *gpu_uuid);
+void kerfd__event(kerfd_node *n, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
+                  const char *cls, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+/* Ends or stops a live task. When it has a process: asks the executor to stop it and the end
+ * is recorded at reap; otherwise ends it now (scheduler released, store updated). */
+int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+                     const char *text, unsigned grace_s);
+/* Final step of every end: release in the scheduler, persist, audit, free. */
+void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end_reason,
+                     const char *actor, const char *text);
+ktenant *kerfd__tenant_find(kerfd_node *n, const char *name);
+int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *t);
+void kerfd__units_refresh(kerfd_node *n, dtask *t);
+
+/* task.c */
+dtask *kerfd_task_free(dtask *t);
+/* Parses a submit/attach body (strict) into a new dtask (rec filled, not stored).
+ * On failure writes the HTTP error code word and message, returns -EINVAL/-ENOENT/-EPERM. */
+int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const char *tenant,
+                     dtask **ret, const char **ret_code, char *msg, size_t msglen);
+/* Rebuilds the request of a stored task (recovery). */
+int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret, char *msg,
+                          size_t msglen);
+/* The API's task object for a stored record, with units when `t` (live) is given. */
+json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t);
+json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
+
+#endif /* KERFD_INTERNAL_H */

@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* node.c - the node controller: scheduler + store + executor + backend, the tick, reclamation */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kerf/errno.h"
+
+#define MAX_DEC 64
+
+uint64_t kerfd_now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t kerfd_mono_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+dtask *kerfd__live(kerfd_node *n, uint64_t id)
+{
+        return id ? kerf_u64map_get(&n->live, id) : NULL;
+}
+
+ktenant *kerfd__tenant_find(kerfd_node *n, const char *name)
+{
+        for (unsigned i = 0; name && i < n->n_tenants; i++)
+                if (!strcmp(n->tenants[i].cfg.name, name))
+                        return &n->tenants[i];
+        return NULL;
+}
+
+/* Creates or updates a tenant in the scheduler and the node's table (not the store). */
+int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *c)
+{
+        kerf_tenant_spec spec;
+        ktenant *t = kerfd__tenant_find(n, c->name);
+        int r;
+
+        kerf_tenant_spec_init(&spec, c->name);
+        spec.cohort = c->cohort[0] ? c->cohort : NULL;
+        spec.weight = c->weight;
+        memcpy(spec.nominal, c->nominal, sizeof(spec.nominal));
+        memcpy(spec.borrow_limit, c->borrow_limit, sizeof(spec.borrow_limit));
+        memcpy(spec.lend_limit, c->lend_limit, sizeof(spec.lend_limit));
+        if ((r = kerf_sched_tenant_set(n->sched, &spec)) < 0)
+                return r;
+        if (!t) {
+                if (n->n_tenants >= KERFD_MAX_TENANTS)
+                        return -ENOSPC;
+                t = &n->tenants[n->n_tenants++];
+                t->tokens = n->cfg.submit_burst;
+                t->refill_ms = kerfd_now_ms();
+        }
+        t->cfg = *c;
+        return 0;
+}
+
+int kerfd__audit(kerfd_node *n, const char *actor, const char *tenant, const char *action,
+                 const char *object, const char *result, const char *reason, const char *gpu_uuid)
+{
+        kerf_store_audit a;
+        memset(&a, 0, sizeof(a));
+        snprintf(a.actor, sizeof(a.actor), "%s", actor && *actor ? actor : "kerfd");
+        snprintf(a.tenant, sizeof(a.tenant), "%s", tenant ? tenant : "");
+        snprintf(a.action, sizeof(a.action), "%s", action);
+        snprintf(a.object, sizeof(a.object), "%s", object);
+        snprintf(a.result, sizeof(a.result), "%s", result ? result : "ok");
+        snprintf(a.reason, sizeof(a.reason), "%s", reason ? reason : "");
+        snprintf(a.gpu_uuid, sizeof(a.gpu_uuid), "%s", gpu_uuid ? gpu_uuid : "");
+        return kerf_store_audit_append(n->store, &a);
+}
+
+void kerfd__event(kerfd_node *n, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
+                  const char *cls, const char *fmt, ...)
+{
+        kerf_store_event e;
+        va_list ap;
+        int r;
+
+        memset(&e, 0, sizeof(e));
+        snprintf(e.kind, sizeof(e.kind), "%s", kind);
+        e.gpu = gpu;
+        e.unit = unit;
+        e.task = task;
+        e.xid = xid;
+        snprintf(e.class, sizeof(e.class), "%s", cls ? cls : "");
+        va_start(ap, fmt);
+        vsnprintf(e.text, sizeof(e.text), fmt, ap);
+        va_end(ap);
+        if ((r = kerf_store_event_append(n->store, &e)) < 0)
+                log_error("event %s not recorded: %s (%s)", kind, kerf_strerror(r),
+                          kerf_store_errmsg(n->store));
+}
+
+static void unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s)
+{
+        kerf_store_unit_init(s);
+        s->id = u->id;
+        s->task = task;
+        snprintf(s->kind, sizeof(s->kind), "%s", kerf_unit_kind_name(u->kind));
+        snprintf(s->state, sizeof(s->state), "%s", state);
+        s->gpu = (int)u->gpu;
+        snprintf(s->gpu_uuid, sizeof(s->gpu_uuid), "%s", u->gpu_uuid);
+        s->mem_bytes = u->mem;
+        s->compute_pct = u->compute;
+        s->compute_limit_pct = u->compute_limit;
+        if (u->kind == KERF_UNIT_MIG) {
+                snprintf(s->mig_profile, sizeof(s->mig_profile), "%s",
+                         u->mig_profile ? u->mig_profile : "");
+                s->mig_gi = u->mig_gi;
+                s->mig_ci = u->mig_ci;
+                s->mig_start = u->mig_start;
+                snprintf(s->mig_uuid, sizeof(s->mig_uuid), "%s", u->mig_uuid);
+        }
+}
+
+int kerfd__commit_task(kerfd_node *n, dtask *t, bool insert, const char *actor, const char *action,
+                       const char *result, const char *reason)
+{
+        char obj[64];
+        int r;
+
+        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
+        if ((r = kerf_store_begin(n->store)) < 0)
+                goto fail;
+        r = insert ? kerf_store_task_insert(n->store, &t->rec)
+                   : kerf_store_task_update(n->store, &t->rec);
+        for (unsigned i = 0; r >= 0 && i < t->n_units; i++) {
+                kerf_store_unit su;
+                unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
+                r = kerf_store_unit_upsert(n->store, &su);
+        }
+        if (r >= 0)
+                r = kerfd__audit(n, actor, t->rec.tenant, action, obj, result, reason,
+                                 t->n_units ? t->units[0].gpu_uuid : "");
+        if (r >= 0)
+                r = kerf_store_commit(n->store);
+        if (r >= 0)
+                return 0;
+        if (kerf_store_in_transaction(n->store))
+                kerf_store_rollback(n->store);
+fail:
+        log_error("store: %s of task %llu failed: %s (%s)", action, (unsigned long long)t->rec.id,
+                  kerf_strerror(r), kerf_store_errmsg(n->store));
+        return r;
+}
+
+/* Fills t->units from the scheduler (after START) and the MIG instance table. */
+void kerfd__units_refresh(kerfd_node *n, dtask *t)
+{
+        kerf_task_info ti;
+
+        if (kerf_sched_task_get(n->sched, t->rec.id, &ti) < 0)
+                return;
+        t->n_units = 0;
+        for (unsigned i = 0; i < ti.n_units; i++) {
+                kerf_unit_info ui;
+                dunit *u = &t->units[t->n_units];
+                if (kerf_sched_unit_get(n->sched, ti.units[i], &ui) < 0)
+                        continue;
+                memset(u, 0, sizeof(*u));
+                u->id = ui.id;
+                u->kind = ui.kind;
+                u->gpu = ui.gpu;
+                snprintf(u->gpu_uuid, sizeof(u->gpu_uuid), "%s", ui.gpu_uuid);
+                u->mem = ui.mem_bytes;
+                u->compute = ui.compute_pct;
+                u->compute_limit = ui.compute_limit_pct;
+                u->mig_gi = u->mig_ci = u->mig_start = -1;
+                if (ui.kind == KERF_UNIT_MIG) {
+                        dunit *m = kerf_u64map_get(&n->migs, ui.id);
+                        u->mig_profile = ui.mig_profile_name;
+                        u->mig_start = (int)ui.mig_start;
+                        if (m) {
+                                u->mig_gi = m->mig_gi;
+                                u->mig_ci = m->mig_ci;
+                                snprintf(u->mig_uuid, sizeof(u->mig_uuid), "%s", m->mig_uuid);
+                        }
+                }
+                t->n_units++;
+        }
+        snprintf(t->rec.route, sizeof(t->rec.route), "%s",
+                 ti.n_units ? kerf_unit_kind_name(ti.route) : "");
+}
+
+static void set_reason(dtask *t, const kerf_reason *why)
+{
+        snprintf(t->rec.reason_code, sizeof(t->rec.reason_code), "%s", kerf_why_name(why->code));
+        t->rec.reason_task = why->other_task;
+        snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", why->text);
+}
+
+/* Releases a live task for good: scheduler, units, store record, audit, event, memory. */
+void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end_reason,
+                     const char *actor, const char *text)
+{
+        kerf_task_info ti;
+        char why[KERF_TEXT_LEN];
+        char units[160] = "";
+        size_t ul = 0;
+
+        if (kerf_sched_task_get(n->sched, t->rec.id, &ti) == 0) {
+                if (!strcmp(end_reason, "exit") || !strcmp(end_reason, "failure"))
+                        kerf_sched_finish(n->sched, t->rec.id);
+                else
+                        kerf_sched_cancel(n->sched, t->rec.id);
+        }
+        for (unsigned i = 0; i < t->n_units && ul + 24 < sizeof(units); i++)
+                ul += (size_t)snprintf(units + ul, sizeof(units) - ul, "%s%llu", i ? "," : "",
+                                       (unsigned long long)t->units[i].id);
+        snprintf(t->rec.state, sizeof(t->rec.state), "%s", state);
+        snprintf(t->rec.end_reason, sizeof(t->rec.end_reason), "%s", end_reason);
+        t->rec.ended_ms = (int64_t)kerfd_now_ms();
+        snprintf(why, sizeof(why), "%s%s%s", end_reason, text && *text ? ": " : "",
+                 text ? text : "");
+        if (text && *text)
+                snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", text);
+        if (kerf_store_begin(n->store) == 0) {
+                int r = kerf_store_task_update(n->store, &t->rec);
+                for (unsigned i = 0; r >= 0 && i < t->n_units; i++) {
+                        /* a MIG instance stays (READY, free); a share or whole GPU vanishes */
+                        if (t->units[i].kind == KERF_UNIT_MIG) {
+                                kerf_store_unit su;
+                                unit_to_store(&t->units[i], 0, "ready", &su);
+                                r = kerf_store_unit_upsert(n->store, &su);
+                        } else {
+                                r = kerf_store_unit_delete(n->store, t->units[i].id);
+                                if (r == -ENOENT)
+                                        r = 0;
+                        }
+                }
+                if (r >= 0) {
+                        char obj[64];
+                        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
+                        r = kerfd__audit(n, actor, t->rec.tenant, "task.end", obj, state, why,
+                                         t->n_units ? t->units[0].gpu_uuid : "");
+                }
+                if (r >= 0 && t->n_units)
+                        kerfd__event(n, "reclaim", (int)t->units[0].gpu, t->units[0].id, t->rec.id,
+                                     0, NULL,
+                                     "task %llu %s (%s): units %s, process group, metrics and "
+                                     "quota released",
+                                     (unsigned long long)t->rec.id, state, end_reason, units);
+                if (r >= 0)
+                        r = kerf_store_commit(n->store);
+                if (r < 0) {
+                        kerf_store_rollback(n->store);
+                        log_error("store: end of task %llu not recorded: %s",
+                                  (unsigned long long)t->rec.id, kerf_store_errmsg(n->store));
+                }
+        }
+        log_info("task %llu %s (%s)%s%s; units [%s] reclaimed", (unsigned long long)t->rec.id,
+                 state, end_reason, text && *text ? ": " : "", text ? text : "", units);
+        kerf_u64map_del(&n->live, t->rec.id);
+        n->n_live--;
+        n->reclaims_total++;
+        kerfd_task_free(t);
+        n->want_tick = true;
+}
+
+static kerf_exec_reason exec_reason(const char *end_reason)
+{
+        if (!strcmp(end_reason, "timeout"))
+                return KERF_EXEC_TIMEOUT;
+        if (!strcmp(end_reason, "idle"))
+                return KERF_EXEC_IDLE;
+        if (!strcmp(end_reason, "preempted"))
+                return KERF_EXEC_PREEMPT;
+        if (!strcmp(end_reason, "lease_expired"))
+                return KERF_EXEC_LEASE;
+        if (!strcmp(end_reason, "fault"))
+                return KERF_EXEC_FAULT;
+        return KERF_EXEC_CANCEL;
+}
+
+int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+                     const char *text, unsigned grace_s)
+{
+        const char *state = !strcmp(end_reason, "cancel") ? "cancelled" : "failed";
+        char obj[64];
+
+        if (t->in_exec) {
+                int r = kerf_exec_stop(n->exec, t->rec.id, exec_reason(end_reason), grace_s * 1000,
+                                       kerfd_mono_ms());
+                if (r == 0) {
+                        if (t->stopping && t->stop_requeue) {
+                                /* preempted and still stopping: it ends instead of waiting */
+                                kerf_sched_cancel(n->sched, t->rec.id);
+                                t->stopping = false;
+                        }
+                        if (!t->stopping) {
+                                t->stopping = true;
+                                t->stop_requeue = false;
+                                t->stop_end = end_reason;
+                                snprintf(t->stop_text, sizeof(t->stop_text), "%s",
+                                         text ? text : "");
+                                snprintf(obj, sizeof(obj), "task:%llu",
+                                         (unsigned long long)t->rec.id);
+                                kerfd__audit(n, actor, t->rec.tenant, "task.stop", obj, "ok",
+                                             end_reason, "");
+                        }
+                        n->want_tick = true;
+                        return 0;
+                }
+                t->in_exec = false; /* already gone: end it now */
+        }
+        kerfd__task_end(n, t, state, end_reason, actor, text);
+        return 0;
+}
+
+/* ---- decisions --------------------------------------------------------------------------------
+ */
+
+static int bidx(kerfd_node *n, unsigned gpu)
+{
+        return gpu < KERF_MAX_NODE_GPUS ? n->backend_index[gpu] : -1;
+}
+
+static void do_mig(kerfd_node *n, const kerf_decision *d)
+{
+        const kerf_gpu_desc *g = &n->fleet->gpus[d->gpu];
+        uint64_t unit = d->units[0];
+        int b = bidx(n, d->gpu), r;
+
+        if (d->kind == KERF_DEC_MIG_CREATE) {
+                kerf_backend_mig m;
+                dunit *du = calloc(1, sizeof(*du));
+                memset(&m, 0, sizeof(m));
+                if (!du)
+                        r = -ENOMEM;
+                else if (n->backend && b >= 0)
+                        r = kerf_backend_mig_create(n->backend, (unsigned)b, d->mig_profile_id,
+                                                    d->mig_start, &m);
+                else
+                        r = -KERF_EBACKEND;
+                if (r == 0) {
+                        du->id = unit;
+                        du->kind = KERF_UNIT_MIG;
+                        du->gpu = d->gpu;
+                        du->mig_gi = (int)m.gi_id;
+                        du->mig_ci = (int)m.ci_id;
+                        du->mig_start = (int)m.start;
+                        du->mig_profile = m.profile_name;
+                        du->mem = m.mem_total;
+                        snprintf(du->gpu_uuid, sizeof(du->gpu_uuid), "%s", g->uuid);
+                        snprintf(du->mig_uuid, sizeof(du->mig_uuid), "%s", m.uuid);
+                        free(kerf_u64map_del(&n->migs, unit));
+                        kerf_u64map_put(&n->migs, unit, du);
+                } else {
+                        free(du);
+                }
+                kerf_sched_mig_done(n->sched, unit, r);
+                if (r == 0) {
+                        kerf_store_unit su;
+                        unit_to_store(du, 0, "ready", &su);
+                        kerf_store_unit_upsert(n->store, &su);
+                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
+                                     "created MIG %s at slice %u on GPU %u (gi %d, %s) for task "
+                                     "%llu",
+                                     du->mig_profile, d->mig_start, d->gpu, du->mig_gi,
+                                     du->mig_uuid, (unsigned long long)d->task);
+                        kerfd__audit(n, "kerfd", "", "mig.create", du->mig_uuid, "ok", "", g->uuid);
+                } else {
+                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
+                                     "MIG create (profile %u at %u) on GPU %u refused: %s %s",
+                                     d->mig_profile_id, d->mig_start, d->gpu, kerf_strerror(r),
+                                     n->backend ? kerf_backend_errmsg(n->backend) : "");
+                        log_warn("MIG create on GPU %u refused: %s", d->gpu,
+                                 n->backend ? kerf_backend_errmsg(n->backend) : "no backend");
+                }
+        } else {
+                dunit *du = kerf_u64map_get(&n->migs, unit);
+                if (!du)
+                        r = 0; /* nothing on the device: nothing to destroy */
+                else if (n->backend && b >= 0)
+                        r = kerf_backend_mig_destroy(n->backend, (unsigned)b, (unsigned)du->mig_gi);
+                else
+                        r = -KERF_EBACKEND;
+                if (r == -ENOENT)
+                        r = 0;
+                kerf_sched_mig_done(n->sched, unit, r);
+                kerfd__event(n, "mig_destroy", (int)d->gpu, unit, 0, 0, NULL,
+                             "MIG instance unit %llu on GPU %u %s%s", (unsigned long long)unit,
+                             d->gpu, r ? "not destroyed: " : "destroyed",
+                             r ? kerf_strerror(r) : "");
+                if (r == 0) {
+                        kerf_store_unit_delete(n->store, unit);
+                        kerfd__audit(n, "kerfd", "", "mig.destroy",
+                                     du && du->mig_uuid[0] ? du->mig_uuid : "unit", "ok", "",
+                                     g->uuid);
+                        free(kerf_u64map_del(&n->migs, unit));
+                }
+        }
+}
+
+static void do_preempt(kerfd_node *n, const kerf_decision *d)
+{
+        dtask *t = kerfd__live(n, d->task);
+        char obj[64];
+
+        if (!t)
+                return;
+        n->preemptions_total++;
+        t->rec.preemptions++;
+        set_reason(t, &d->reason);
+        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        if (t->in_exec) {
+                kerf_exec_stop(n->exec, t->rec.id, KERF_EXEC_PREEMPT, n->cfg.grace_s * 1000,
+                               kerfd_mono_ms());
+                t->stopping = true;
+                t->stop_requeue = true;
+        }
+        t->rec.pid = t->rec.pgid = 0;
+        t->rec.proc_start = 0;
+        /* its units are already released in the scheduler: drop the store rows */
+        kerf_store_begin(n->store);
+        for (unsigned i = 0; i < t->n_units; i++) {
+                if (t->units[i].kind == KERF_UNIT_MIG) {
+                        kerf_store_unit su;
+                        unit_to_store(&t->units[i], 0, "ready", &su);
+                        kerf_store_unit_upsert(n->store, &su);
+                } else {
+                        kerf_store_unit_delete(n->store, t->units[i].id);
+                }
+        }
+        kerf_store_task_update(n->store, &t->rec);
+        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
+        kerfd__audit(n, "kerfd", t->rec.tenant, "task.preempt", obj, "ok", d->reason.text,
+                     t->n_units ? t->units[0].gpu_uuid : "");
+        kerfd__event(n, "preempt", t->n_units ? (int)t->units[0].gpu : -1,
+                     t->n_units ? t->units[0].id : 0, t->rec.id, 0, NULL,
+                     "task %llu preempted by task %llu: %s", (unsigned long long)t->rec.id,
+                     (unsigned long long)d->by_task, d->reason.text);
+        if (kerf_store_commit(n->store) < 0)
+                kerf_store_rollback(n->store);
+        log_info("task %llu preempted by task %llu", (unsigned long long)t->rec.id,
+                 (unsigned long long)d->by_task);
+        t->n_units = 0;
+        t->rec.route[0] = 0;
+}
+
+static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
+{
+        kerf_exec_unit u;
+        kerf_exec_spec sp;
+        kerf_exec_proc p;
+        kerf_exec_failure f;
+        char vis[KERF_MAX_TASK_GPUS * KERF_UUID_LEN] = "", region[4500], cwd[4500];
+        size_t vl = 0;
+        int r;
+
+        memset(&u, 0, sizeof(u));
+        memset(&sp, 0, sizeof(sp));
+        for (unsigned i = 0; i < t->n_units; i++) {
+                const dunit *du = &t->units[i];
+                vl += (size_t)snprintf(vis + vl, sizeof(vis) - vl, "%s%s", i ? "," : "",
+                                       du->kind == KERF_UNIT_MIG && du->mig_uuid[0] ? du->mig_uuid
+                                                                                    : du->gpu_uuid);
+        }
+        if (t->n_units) {
+                u.kind = t->units[0].kind;
+                u.visible_devices = vis;
+                u.unit_id = t->units[0].id;
+                if (u.kind == KERF_UNIT_SLICE || u.kind == KERF_UNIT_TSLICE ||
+                    u.kind == KERF_UNIT_MPS) {
+                        snprintf(region, sizeof(region), "%s/slice-%llu", n->region_dir,
+                                 (unsigned long long)u.unit_id);
+                        u.shim_path = n->shim_path;
+                        u.region_path = region;
+                        u.memory_limit = t->units[0].mem;
+                        u.compute_pct = t->units[0].compute;
+                        u.compute_limit_pct = t->units[0].compute_limit > t->units[0].compute
+                                                  ? t->units[0].compute_limit
+                                                  : t->units[0].compute;
+                        if (u.compute_limit_pct == 0)
+                                u.compute_limit_pct = 100;
+                        if (u.kind == KERF_UNIT_MPS)
+                                u.mps_thread_pct = u.compute_pct;
+                }
+                sp.unit = &u;
+        }
+        if (t->rec.cwd) {
+                snprintf(cwd, sizeof(cwd), "%s", t->rec.cwd);
+        } else {
+                snprintf(cwd, sizeof(cwd), "%s/work/%llu", n->cfg.state_dir,
+                         (unsigned long long)t->rec.id);
+                if (mkdir(cwd, 0750) < 0 && errno != EEXIST)
+                        snprintf(cwd, sizeof(cwd), "/");
+                else if (t->rec.uid >= 0 && geteuid() == 0)
+                        (void)chown(cwd, (uid_t)t->rec.uid, (gid_t)t->rec.gid);
+        }
+        sp.task_id = t->rec.id;
+        sp.argv = (const char *const *)t->argv;
+        sp.env = (const char *const *)t->env;
+        sp.cwd = cwd;
+        if (t->rec.uid >= 0 && (geteuid() == 0 || (uid_t)t->rec.uid != geteuid())) {
+                sp.run_as = true;
+                sp.uid = (uid_t)t->rec.uid;
+                sp.gid = (gid_t)(t->rec.gid >= 0 ? t->rec.gid : t->rec.uid);
+        }
+        sp.socket_path = n->cfg.socket;
+        memset(&f, 0, sizeof(f));
+        r = kerf_exec_start(n->exec, &sp, &p, &f);
+        if (r < 0) {
+                snprintf(err, errlen, "could not start: %s failed: %s",
+                         kerf_exec_stage_name(f.stage), strerror(f.err ? f.err : -r));
+                return r;
+        }
+        t->in_exec = true;
+        t->stopping = false;
+        t->rec.pid = p.pid;
+        t->rec.pgid = p.pgid;
+        t->rec.proc_start = p.starttime;
+        free(t->rec.log_stdout);
+        free(t->rec.log_stderr);
+        t->rec.log_stdout = strdup(p.stdout_path);
+        t->rec.log_stderr = strdup(p.stderr_path);
+        return 0;
+}
+
+static void do_start(kerfd_node *n, const kerf_decision *d)
+{
+        dtask *t = kerfd__live(n, d->task);
+        char err[256] = "";
+
+        if (!t)
+                return;
+        kerfd__units_refresh(n, t);
+        set_reason(t, &d->reason);
+        if (t->in_exec) {
+                /* the preempted process of this very task is still stopping: start later */
+                t->stop_requeue = true;
+                return;
+        }
+        if (t->rec.started_ms)
+                t->rec.restarts++;
+        t->rec.started_ms = (int64_t)kerfd_now_ms();
+        t->started_mono = t->last_active_mono = kerfd_mono_ms();
+        if (t->argv && start_process(n, t, err, sizeof(err)) < 0) {
+                kerfd__commit_task(n, t, false, "kerfd", "task.start", "error", err);
+                kerfd__task_end(n, t, "failed", "failure", "kerfd", err);
+                return;
+        }
+        snprintf(t->rec.state, sizeof(t->rec.state), "running");
+        kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok", d->reason.text);
+        log_info("task %llu started (pid %lld) on %s unit %llu, GPU %u",
+                 (unsigned long long)t->rec.id, (long long)t->rec.pid, t->rec.route,
+                 t->n_units ? (unsigned long long)t->units[0].id : 0ULL,
+                 t->n_units ? t->units[0].gpu : 0);
+}
+
+/* A deferred start (its previous process had not gone yet) once the old one is reaped. */
+static void retry_deferred(kerfd_node *n, dtask *t)
+{
+        kerf_task_info ti;
+        kerf_decision d;
+
+        if (kerf_sched_task_get(n->sched, t->rec.id, &ti) < 0 || ti.state != KERF_TASK_RUNNING)
+                return;
+        memset(&d, 0, sizeof(d));
+        d.kind = KERF_DEC_START;
+        d.task = t->rec.id;
+        d.reason = ti.reason;
+        do_start(n, &d);
+}
+
+static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
+{
+        dtask *t = kerfd__live(n, e->task_id);
+        char text[KERF_TEXT_LEN];
+
+        if (!t)
+                return;
+        t->in_exec = false;
+        t->rec.exit_code = e->exit_code;
+        t->rec.signal = e->signal;
+        if (t->stopping && t->stop_requeue) {
+                /* preempted: its process is gone; it waits (or was placed again) */
+                t->stopping = false;
+                t->stop_requeue = false;
+                t->rec.exit_code = -1;
+                t->rec.signal = 0;
+                retry_deferred(n, t);
+                return;
+        }
+        if (t->stopping) {
+                const char *st = !strcmp(t->stop_end, "cancel") ? "cancelled" : "failed";
+                kerfd__task_end(n, t, st, t->stop_end, "kerfd", t->stop_text);
+                return;
+        }
+        if (e->unknown) {
+                kerfd__task_end(n, t, "succeeded", "exit", "kerfd",
+                                "re-adopted process ended (exit status unknown)");
+        } else if (e->exit_code == 0) {
+                kerfd__task_end(n, t, "succeeded", "exit", "kerfd", "exit code 0");
+        } else {
+                if (e->signal)
+                        snprintf(text, sizeof(text), "killed by signal %d%s", e->signal,
+                                 e->core_dumped ? " (core dumped)" : "");
+                else
+                        snprintf(text, sizeof(text), "exit code %d", e->exit_code);
+                kerfd__task_end(n, t, "failed", "failure", "kerfd", text);
+        }
+}
+
+/* Max runtime, idle timeout and lease expiry of running tasks. */
+static void check_limits(kerfd_node *n, uint64_t mono)
+{
+        uint64_t now = kerfd_now_ms();
+        for (size_t i = 0; i < n->live.cap; i++) {
+                uint64_t k = n->live.keys[i];
+                dtask *t;
+                char text[128];
+                if (k == 0 || k == UINT64_MAX)
+                        continue;
+                t = n->live.vals[i];
+                if (t->stopping || strcmp(t->rec.state, "running") != 0)
+                        continue;
+                if (t->max_runtime_s && mono - t->started_mono >= t->max_runtime_s * 1000) {
+                        snprintf(text, sizeof(text), "max runtime of %llu s reached",
+                                 (unsigned long long)t->max_runtime_s);
+                        kerfd__task_stop(n, t, "timeout", "kerfd", text, n->cfg.grace_s);
+                        return; /* the map may have changed */
+                }
+                if (t->idle_timeout_s && mono - t->last_active_mono >= t->idle_timeout_s * 1000) {
+                        snprintf(text, sizeof(text), "no GPU activity for %llu s",
+                                 (unsigned long long)t->idle_timeout_s);
+                        kerfd__task_stop(n, t, "idle", "kerfd", text, n->cfg.grace_s);
+                        return;
+                }
+                if (t->rec.lease_expiry_ms && (int64_t)now > t->rec.lease_expiry_ms) {
+                        kerfd__task_end(n, t, "failed", "lease_expired", "kerfd",
+                                        "lease not renewed");
+                        return;
+                }
+                if (!t->argv && t->rec.pid > 0 && kill((pid_t)t->rec.pid, 0) < 0 &&
+                    errno == ESRCH) {
+                        kerfd__task_end(n, t, "succeeded", "exit", "kerfd",
+                                        "attached process ended");
+                        return;
+                }
+        }
+}
+
+/* GPU activity: per-process samples mark tasks active; GPU figures for /metrics. */
+static void poll_gpus(kerfd_node *n, uint64_t mono)
+{
+        static kerf_backend_proc_util s[256];
+        if (!n->backend || mono - n->last_poll_mono < 1000)
+                return;
+        uint64_t since = (n->last_poll_mono ? kerfd_now_ms() - (mono - n->last_poll_mono)
+                                            : kerfd_now_ms() - 1000) *
+                         1000;
+        n->last_poll_mono = mono;
+        for (size_t g = 0; g < n->fleet->n_gpus && g < KERF_MAX_NODE_GPUS; g++) {
+                kerf_backend_gpu bg;
+                kerf_backend_util u;
+                int b = bidx(n, (unsigned)g), cnt;
+                if (b < 0)
+                        continue;
+                if (kerf_backend_gpu_get(n->backend, (unsigned)b, &bg) == 0)
+                        n->gpu_mem_used[g] = bg.mem_used;
+                if (kerf_backend_util_get(n->backend, (unsigned)b, &u) == 0)
+                        n->gpu_util[g] = u.gpu_pct;
+                cnt = kerf_backend_proc_util_list(n->backend, (unsigned)b, since, s, 256);
+                for (int i = 0; i < cnt && i < 256; i++) {
+                        if (s[i].sm_pct == 0)
+                                continue;
+                        pid_t pg = getpgid((pid_t)s[i].pid);
+                        for (size_t j = 0; j < n->live.cap; j++) {
+                                dtask *t;
+                                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
+                                        continue;
+                                t = n->live.vals[j];
+                                if (t->rec.pid == s[i].pid || (pg > 0 && t->rec.pgid == pg))
+                                        t->last_active_mono = mono;
+                        }
+                }
+        }
+}
+
+/* One pass. Call graph:
+ *   tick -> kerf_exec_reap -> handle_exit -> kerfd__task_end (sched finish/cancel + store)
+ *        -> check_limits -> kerfd__task_stop (exec stop; end recorded at reap)
+ *        -> kerf_sched_step -> do_preempt / do_mig (backend + kerf_sched_mig_done) / do_start
+ *           (kerf_exec_start + store commit), until no decision is left */
+void kerfd__tick(kerfd_node *n)
+{
+        kerf_exec_exit ex[32];
+        kerf_decision dec[MAX_DEC];
+        uint64_t mono = kerfd_mono_ms();
+        int k;
+
+        do {
+                k = kerf_exec_reap(n->exec, mono, ex, 32);
+                for (int i = 0; i < k; i++)
+                        handle_exit(n, &ex[i]);
+        } while (k == 32);
+        check_limits(n, mono);
+        poll_gpus(n, mono);
+        for (int rounds = 0; rounds < 64; rounds++) {
+                k = kerf_sched_step(n->sched, dec, MAX_DEC);
+                if (k <= 0)
+                        break;
+                for (int i = 0; i < k; i++) {
+                        switch (dec[i].kind) {
+                        case KERF_DEC_PREEMPT:
+                                do_preempt(n, &dec[i]);
+                                break;
+                        case KERF_DEC_MIG_CREATE:
+                        case KERF_DEC_MIG_DESTROY:
+                                do_mig(n, &dec[i]);
+                                break;
+                        case KERF_DEC_START:
+                                do_start(n, &dec[i]);
+                                break;
+                        default:
+                                break;
+                        }
+                }
+                if (k < MAX_DEC)
+                        break;
+        }
+}
+
+void kerfd__kick(kerfd_node *n)
+{
+        n->want_tick = true;
+        pthread_cond_signal(&n->kick);
+}
+
+static void *ticker(void *arg)
+{
+        kerfd_node *n = arg;
+
+        pthread_mutex_lock(&n->mu);
+        while (!n->stopping) {
+                struct timespec ts;
+                n->want_tick = false;
+                kerfd__tick(n);
+                if (n->want_tick)
+                        continue;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += (long)n->cfg.tick_ms * 1000000L;
+                ts.tv_sec += ts.tv_nsec / 1000000000L;
+                ts.tv_nsec %= 1000000000L;
+                pthread_cond_timedwait(&n->kick, &n->mu, &ts);
+        }
+        pthread_mutex_unlock(&n->mu);
+        return NULL;
+}
+
+int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir)
+{
+        int r;
+
+        pthread_mutex_init(&n->mu, NULL);
+        pthread_cond_init(&n->kick, NULL);
+        n->cfg = *cfg;
+        snprintf(n->exe_dir, sizeof(n->exe_dir), "%s", exe_dir);
+        n->started_ms = kerfd_now_ms();
+        kerf_u64map_init(&n->live);
+        kerf_u64map_init(&n->migs);
+        if ((r = kerfd__recover(n)) < 0)
+                return r;
+        if ((r = pthread_create(&n->ticker, NULL, ticker, n)) != 0)
+                return -r;
+        n->ticker_started = true;
+        return 0;
+}
+
+void kerfd_node_stop(kerfd_node *n)
+{
+        pthread_mutex_lock(&n->mu);
+        n->stopping = true;
+        pthread_cond_signal(&n->kick);
+        pthread_mutex_unlock(&n->mu);
+        if (n->ticker_started)
+                pthread_join(n->ticker, NULL);
+        n->ticker_started = false;
+        if (n->backend)
+                kerf_backend_watch_stop(n->backend);
+        /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */
+        n->exec = kerf_exec_free(n->exec);
+        n->store = kerf_store_close(n->store);
+        n->backend = kerf_backend_close(n->backend);
+        n->sched = kerf_sched_free(n->sched);
+        n->fleet = kerf_fleet_free(n->fleet);
+}

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* recover.c - kerfd start-up: backend (NVML, else the simulated fleet), store, scheduler
+ * rebuilt from stored state, MIG instances and live processes reconciled */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kerf/errno.h"
+#include "simstate.h"
+
+/*
+ * Call graph (kerfd_node_start -> kerfd__recover):
+ *
+ *   open_backend     kerf_backend_open(nvml)            real GPUs: fleet from discovery
+ *                    else: kerf_fleet_parse_yaml(fleet) + kerf_sim_create(<state>/sim)
+ *                          + kerf_backend_open(<bindir>/../lib/libnvidia-ml.so.1)  SIMULATED
+ *   kerf_sched_new   policy from the config
+ *   kerf_store_open  <state>/kerf.db (WAL)
+ *   load_tenants     config tenants upserted, API-created ones read back -> sched
+ *   adopt_migs       backend MIG instances -> kerf_sched_mig_adopt_id (stored unit ids kept);
+ *                    stored MIG units missing on the device are "vanished"
+ *   recover_tasks    unfinished tasks in id order:
+ *                      had a process: alive (pid + starttime) -> kerf_exec_adopt +
+ *                      kerf_sched_restore on its stored units; gone -> failed, reclaimed
+ *                      pending -> kerf_sched_submit_id (same id)
+ *   each reconciliation is logged and recorded as an event
+ */
+
+static int read_file(const char *path, char **ret, size_t *ret_len)
+{
+        FILE *f = fopen(path, "re");
+        char *buf;
+        long len;
+
+        if (!f)
+                return -errno;
+        fseek(f, 0, SEEK_END);
+        len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        buf = malloc((size_t)len + 1);
+        if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+                free(buf);
+                fclose(f);
+                return -EIO;
+        }
+        buf[len] = 0;
+        fclose(f);
+        *ret = buf;
+        *ret_len = (size_t)len;
+        return 0;
+}
+
+static int fleet_from_backend(kerfd_node *n)
+{
+        unsigned cnt = kerf_backend_gpu_count(n->backend);
+        char host[64] = "node0";
+        int cv = 0, node, r;
+        kerf_backend_versions v;
+
+        if (kerf_backend_versions_get(n->backend, &v) == 0)
+                cv = v.cuda_version;
+        gethostname(host, sizeof(host) - 1);
+        for (char *p = host; *p; p++)
+                if (*p == ' ')
+                        *p = '-';
+        if ((r = kerf_fleet_new(&n->fleet)) < 0)
+                return r;
+        node = kerf_fleet_add_node(n->fleet, host, 0, 0, n->driver, cv);
+        if (node < 0)
+                return node;
+        for (unsigned i = 0; i < cnt; i++) {
+                kerf_backend_gpu g;
+                if (kerf_backend_gpu_get(n->backend, i, &g) < 0)
+                        continue;
+                if (!g.model) {
+                        log_warn("GPU %u (%s, %s): model unknown to kerf, not scheduled", i, g.name,
+                                 g.uuid);
+                        continue;
+                }
+                r = kerf_fleet_add_gpu(n->fleet, (unsigned)node, g.model, g.mig_current, -1,
+                                       g.uuid);
+                if (r < 0)
+                        log_warn("GPU %u (%s): not added: %s", i, g.uuid, kerf_strerror(r));
+        }
+        return 0;
+}
+
+static void versions(kerfd_node *n)
+{
+        kerf_backend_versions v;
+        if (n->backend && kerf_backend_versions_get(n->backend, &v) == 0) {
+                snprintf(n->driver, sizeof(n->driver), "%.31s", v.driver);
+                if (v.cuda_version)
+                        snprintf(n->cuda, sizeof(n->cuda), "%d.%d", v.cuda_version / 1000,
+                                 (v.cuda_version % 1000) / 10);
+        } else if (n->fleet && n->fleet->n_nodes) {
+                snprintf(n->driver, sizeof(n->driver), "%s", n->fleet->nodes[0].driver_version);
+                int cv = n->fleet->nodes[0].cuda_version;
+                snprintf(n->cuda, sizeof(n->cuda), "%d.%d", cv / 1000, (cv % 1000) / 10);
+        }
+}
+
+int kerfd__open_backend(kerfd_node *n)
+{
+        kerf_backend_options o;
+        char err[512] = "", lib[4352], *text = NULL;
+        size_t len = 0;
+        int r;
+
+        kerf_backend_options_init(&o);
+        o.allow_mig_mode_change = n->cfg.allow_mig_mode_change;
+        if (!n->cfg.force_sim) {
+                o.library = n->cfg.nvml_library[0] ? n->cfg.nvml_library : NULL;
+                r = kerf_backend_open(kerf_backend_nvml_ops(), &o, &n->backend, err, sizeof(err));
+                if (r == 0 && kerf_backend_gpu_count(n->backend) > 0) {
+                        snprintf(n->backend_name, sizeof(n->backend_name), "nvml");
+                        versions(n);
+                        return fleet_from_backend(n);
+                }
+                n->backend = kerf_backend_close(n->backend);
+        } else {
+                snprintf(err, sizeof(err), "backend.simulated is true");
+        }
+        /* The simulated fleet. */
+        n->simulated = true;
+        snprintf(n->backend_name, sizeof(n->backend_name), "sim");
+        if ((r = read_file(n->cfg.fleet, &text, &len)) < 0) {
+                log_error("no NVIDIA library (%s) and the fleet file %s cannot be read: %s", err,
+                          n->cfg.fleet, strerror(-r));
+                return r;
+        }
+        r = kerf_fleet_parse_yaml(text, len, &n->fleet, lib, sizeof(lib));
+        free(text);
+        if (r < 0) {
+                log_error("%s: %s", n->cfg.fleet, lib);
+                return r;
+        }
+        if (n->fleet->n_nodes > 1)
+                log_warn("fleet %s has %zu nodes: kerfd simulates only the first", n->cfg.fleet,
+                         n->fleet->n_nodes);
+        /* Keep only node 0: kerfd is one node. */
+        if (n->fleet->n_nodes > 1) {
+                n->fleet->n_gpus = n->fleet->nodes[0].n_gpus;
+                n->fleet->n_nodes = 1;
+        }
+        snprintf(n->sim_dir, sizeof(n->sim_dir), "%s/sim", n->cfg.state_dir);
+        r = kerf_sim_create(n->sim_dir, n->fleet, 0, false);
+        if (r < 0 && r != -EEXIST) {
+                log_error("cannot create the simulated node in %s: %s", n->sim_dir,
+                          kerf_strerror(r));
+                return r;
+        }
+        setenv(KERF_SIM_ENV, n->sim_dir, 1);
+        snprintf(lib, sizeof(lib), "%s/../lib/libnvidia-ml.so.1", n->exe_dir);
+        o.library = lib;
+        r = kerf_backend_open(kerf_backend_nvml_ops(), &o, &n->backend, err, sizeof(err));
+        if (r < 0) {
+                log_warn("simulated NVML %s not loaded (%s): MIG changes are only bookkept", lib,
+                         err);
+                n->backend = NULL;
+        }
+        versions(n);
+        log_warn("**************************************************************************");
+        log_warn("*  SIMULATED FLEET: no NVIDIA library could be loaded.                   *");
+        log_warn("*  kerfd runs on %-55s *", n->cfg.fleet);
+        log_warn("*  (%zu GPUs, state in %s); every API answer says \"simulated\": true.",
+                 n->fleet->n_gpus, n->sim_dir);
+        log_warn("**************************************************************************");
+        return 0;
+}
+
+static void tenant_from_store(const kerf_store_tenant *s, kerfd_tenant_cfg *c)
+{
+        memset(c, 0, sizeof(*c));
+        snprintf(c->name, sizeof(c->name), "%s", s->name);
+        snprintf(c->cohort, sizeof(c->cohort), "%s", s->cohort);
+        c->weight = s->weight ? s->weight : 1;
+        memcpy(c->nominal, s->nominal, sizeof(c->nominal));
+        memcpy(c->borrow_limit, s->borrow_limit, sizeof(c->borrow_limit));
+        memcpy(c->lend_limit, s->lend_limit, sizeof(c->lend_limit));
+        c->uid = s->uid;
+        c->gid = s->gid;
+}
+
+static int load_tenants(kerfd_node *n)
+{
+        kerf_store_tenant *ts = NULL;
+        size_t nt = 0;
+        int r;
+
+        for (unsigned i = 0; i < n->cfg.n_tenants; i++) {
+                const kerfd_tenant_cfg *c = &n->cfg.tenants[i];
+                kerf_store_tenant st;
+                kerf_store_tenant_init(&st, c->name);
+                snprintf(st.cohort, sizeof(st.cohort), "%s", c->cohort);
+                st.weight = c->weight;
+                memcpy(st.nominal, c->nominal, sizeof(st.nominal));
+                memcpy(st.borrow_limit, c->borrow_limit, sizeof(st.borrow_limit));
+                memcpy(st.lend_limit, c->lend_limit, sizeof(st.lend_limit));
+                st.uid = c->uid;
+                st.gid = c->gid;
+                if ((r = kerf_store_tenant_upsert(n->store, &st)) < 0)
+                        return r;
+        }
+        if ((r = kerf_store_tenant_list(n->store, &ts, &nt)) < 0)
+                return r;
+        for (size_t i = 0; i < nt; i++) {
+                kerfd_tenant_cfg c;
+                tenant_from_store(&ts[i], &c);
+                if ((r = kerfd__tenant_apply(n, &c)) < 0)
+                        log_error("tenant %s: %s", c.name, kerf_strerror(r));
+        }
+        free(ts);
+        return 0;
+}
+
+/* Declares the device's MIG instances to the scheduler, keeping stored unit ids; stored MIG
+ * units the device no longer has are reported and dropped. */
+static void adopt_migs(kerfd_node *n)
+{
+        kerf_store_unit *su = NULL;
+        size_t ns = 0;
+        bool *seen;
+
+        kerf_store_unit_list(n->store, 0, &su, &ns);
+        seen = calloc(ns + 1, sizeof(bool));
+        for (size_t g = 0; n->backend && g < n->fleet->n_gpus; g++) {
+                kerf_backend_mig m[KERF_BACKEND_MAX_MIG * 2];
+                int b = n->backend_index[g], nm;
+                if (b < 0 || !n->fleet->gpus[g].mig_enabled)
+                        continue;
+                nm = kerf_backend_mig_list(n->backend, (unsigned)b, m, KERF_BACKEND_MAX_MIG * 2);
+                for (int j = 0; j < nm && j < KERF_BACKEND_MAX_MIG * 2; j++) {
+                        uint64_t want = 0, got = 0;
+                        dunit *du;
+                        for (size_t k = 0; k < ns; k++)
+                                if (!strcmp(su[k].kind, "mig") && su[k].gpu == (int)g &&
+                                    su[k].mig_gi == (int)m[j].gi_id &&
+                                    su[k].mig_start == (int)m[j].start) {
+                                        want = su[k].id;
+                                        seen[k] = true;
+                                }
+                        if (kerf_sched_mig_adopt_id(n->sched, (unsigned)g, m[j].profile_id,
+                                                    m[j].start, want, &got) < 0 &&
+                            (!want ||
+                             kerf_sched_mig_adopt_id(n->sched, (unsigned)g, m[j].profile_id,
+                                                     m[j].start, 0, &got) < 0)) {
+                                log_warn("GPU %zu: MIG instance gi %u not adoptable", g,
+                                         m[j].gi_id);
+                                continue;
+                        }
+                        du = calloc(1, sizeof(*du));
+                        if (!du)
+                                continue;
+                        du->id = got;
+                        du->kind = KERF_UNIT_MIG;
+                        du->gpu = (unsigned)g;
+                        du->mig_gi = (int)m[j].gi_id;
+                        du->mig_ci = (int)m[j].ci_id;
+                        du->mig_start = (int)m[j].start;
+                        du->mig_profile = m[j].profile_name;
+                        du->mem = m[j].mem_total;
+                        snprintf(du->gpu_uuid, sizeof(du->gpu_uuid), "%s", n->fleet->gpus[g].uuid);
+                        snprintf(du->mig_uuid, sizeof(du->mig_uuid), "%s", m[j].uuid);
+                        kerf_u64map_put(&n->migs, got, du);
+                        if (!want) {
+                                kerf_store_unit s;
+                                kerf_store_unit_init(&s);
+                                s.id = got;
+                                snprintf(s.kind, sizeof(s.kind), "mig");
+                                snprintf(s.state, sizeof(s.state), "ready");
+                                s.gpu = (int)g;
+                                snprintf(s.gpu_uuid, sizeof(s.gpu_uuid), "%s", du->gpu_uuid);
+                                s.mem_bytes = du->mem;
+                                snprintf(s.mig_profile, sizeof(s.mig_profile), "%s",
+                                         du->mig_profile);
+                                s.mig_gi = du->mig_gi;
+                                s.mig_ci = du->mig_ci;
+                                s.mig_start = du->mig_start;
+                                snprintf(s.mig_uuid, sizeof(s.mig_uuid), "%s", du->mig_uuid);
+                                kerf_store_unit_upsert(n->store, &s);
+                        }
+                        log_info("adopted MIG %s at slice %u on GPU %zu as unit %llu (%s)",
+                                 du->mig_profile, m[j].start, g, (unsigned long long)got,
+                                 du->mig_uuid);
+                }
+        }
+        for (size_t k = 0; k < ns; k++) {
+                if (seen[k] || strcmp(su[k].kind, "mig") != 0)
+                        continue;
+                log_warn("MIG unit %llu (%s gi %d on GPU %d) vanished from the device%s",
+                         (unsigned long long)su[k].id, su[k].mig_profile, su[k].mig_gi, su[k].gpu,
+                         su[k].task ? "; its task fails" : "");
+                kerfd__event(n, "mig_vanished", su[k].gpu, su[k].id, su[k].task, 0, NULL,
+                             "MIG %s gi %d vanished while kerfd was down", su[k].mig_profile,
+                             su[k].mig_gi);
+                if (!su[k].task)
+                        kerf_store_unit_delete(n->store, su[k].id);
+        }
+        free(seen);
+        free(su);
+}
+
+typedef struct rctx {
+        kerfd_node *n;
+        kerf_store_task *recs;
+        size_t len, cap;
+} rctx;
+
+static int collect(const kerf_store_task *t, void *ud)
+{
+        rctx *x = ud;
+        kerf_store_task *c;
+        if (x->len == x->cap) {
+                size_t nc = x->cap ? x->cap * 2 : 64;
+                kerf_store_task *nr = realloc(x->recs, nc * sizeof(*nr));
+                if (!nr)
+                        return -ENOMEM;
+                x->recs = nr;
+                x->cap = nc;
+        }
+        c = &x->recs[x->len++];
+        *c = *t;
+        c->request_json = t->request_json ? strdup(t->request_json) : NULL;
+        c->argv_json = t->argv_json ? strdup(t->argv_json) : NULL;
+        c->env_json = t->env_json ? strdup(t->env_json) : NULL;
+        c->cwd = t->cwd ? strdup(t->cwd) : NULL;
+        c->log_stdout = t->log_stdout ? strdup(t->log_stdout) : NULL;
+        c->log_stderr = t->log_stderr ? strdup(t->log_stderr) : NULL;
+        return 0;
+}
+
+static void restore_units(kerfd_node *n, dtask *t, kerf_unit_info *ui, unsigned *ret_n)
+{
+        kerf_store_unit *su = NULL;
+        size_t ns = 0;
+        unsigned k = 0;
+
+        kerf_store_unit_list(n->store, t->rec.id, &su, &ns);
+        for (size_t i = 0; i < ns && k < KERF_MAX_TASK_GPUS; i++) {
+                int kind = kerf_unit_kind_parse(su[i].kind);
+                memset(&ui[k], 0, sizeof(ui[k]));
+                ui[k].id = su[i].id;
+                ui[k].kind = kind < 0 ? KERF_UNIT_SLICE : (kerf_unit_kind)kind;
+                ui[k].gpu = (unsigned)su[i].gpu;
+                ui[k].mem_bytes = su[i].mem_bytes;
+                ui[k].compute_pct = su[i].compute_pct;
+                ui[k].compute_limit_pct = su[i].compute_limit_pct;
+                k++;
+        }
+        free(su);
+        *ret_n = k;
+}
+
+static void recover_one(kerfd_node *n, kerf_store_task *rec)
+{
+        char msg[256];
+        dtask *t = NULL;
+        kerf_reason why;
+        int r = kerfd_task_from_store(n, rec, &t, msg, sizeof(msg));
+
+        if (r < 0) {
+                log_error("task %llu cannot be recovered: %s", (unsigned long long)rec->id, msg);
+                return;
+        }
+        kerf_u64map_put(&n->live, t->rec.id, t);
+        n->n_live++;
+        memset(&why, 0, sizeof(why));
+        if (t->rec.pid > 0) {
+                kerf_unit_info ui[KERF_MAX_TASK_GPUS];
+                unsigned nu = 0;
+                bool alive = t->argv ? kerf_exec_alive((pid_t)t->rec.pid, t->rec.proc_start)
+                                     : kill((pid_t)t->rec.pid, 0) == 0;
+                if (!alive) {
+                        log_info("recovery: task %llu (pid %lld) is gone: failed, reclaimed",
+                                 (unsigned long long)t->rec.id, (long long)t->rec.pid);
+                        restore_units(n, t, ui, &nu);
+                        t->n_units = 0;
+                        for (unsigned i = 0; i < nu; i++) {
+                                dunit *d = &t->units[t->n_units++];
+                                memset(d, 0, sizeof(*d));
+                                d->id = ui[i].id;
+                                d->kind = ui[i].kind;
+                                d->gpu = ui[i].gpu;
+                                dunit *m = kerf_u64map_get(&n->migs, ui[i].id);
+                                if (m)
+                                        *d = *m;
+                        }
+                        kerfd__task_end(n, t, "failed", "failure", "kerfd",
+                                        "process gone while kerfd was down");
+                        return;
+                }
+                restore_units(n, t, ui, &nu);
+                r = kerf_sched_restore(n->sched, &t->req, t->rec.id, ui, nu, &why);
+                if (r < 0) {
+                        log_warn("recovery: task %llu alive but its units cannot be restored "
+                                 "(%s: %s): stopping it",
+                                 (unsigned long long)t->rec.id, kerf_strerror(r), why.text);
+                        if (t->argv &&
+                            kerf_exec_adopt(n->exec, t->rec.id, (pid_t)t->rec.pid,
+                                            (pid_t)t->rec.pgid, t->rec.proc_start, NULL) == 0) {
+                                t->in_exec = true;
+                                kerfd__task_stop(n, t, "fault", "kerfd",
+                                                 "unit lost across a kerfd restart", 0);
+                        } else {
+                                kerfd__task_end(n, t, "failed", "fault", "kerfd",
+                                                "unit lost across a kerfd restart");
+                        }
+                        return;
+                }
+                if (t->argv) {
+                        r = kerf_exec_adopt(n->exec, t->rec.id, (pid_t)t->rec.pid,
+                                            (pid_t)t->rec.pgid, t->rec.proc_start, NULL);
+                        t->in_exec = r == 0;
+                }
+                kerfd__units_refresh(n, t);
+                snprintf(t->rec.state, sizeof(t->rec.state), "running");
+                t->started_mono = t->last_active_mono = kerfd_mono_ms();
+                if (t->rec.started_ms)
+                        t->started_mono -= (uint64_t)((int64_t)kerfd_now_ms() - t->rec.started_ms);
+                log_info("recovery: task %llu (pid %lld) still alive: re-adopted on unit %llu",
+                         (unsigned long long)t->rec.id, (long long)t->rec.pid,
+                         t->n_units ? (unsigned long long)t->units[0].id : 0ULL);
+                return;
+        }
+        r = kerf_sched_submit_id(n->sched, &t->req, t->rec.id, &why);
+        if (r < 0) {
+                kerfd__task_end(n, t, "failed", "failure", "kerfd", why.text);
+                return;
+        }
+        if (strcmp(t->rec.state, "pending") != 0) {
+                snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+                kerf_store_task_update(n->store, &t->rec);
+        }
+}
+
+int kerfd__recover(kerfd_node *n)
+{
+        kerf_store_opts so = {0};
+        kerf_exec_config ec = {0};
+        kerf_store_task_filter f = {.unfinished = true};
+        char path[4400], err[512];
+        rctx x = {.n = n};
+        uint64_t max_task = 0, max_unit = 0, max_ev = 0;
+        int r;
+
+        if (mkdir(n->cfg.state_dir, 0750) < 0 && errno != EEXIST) {
+                log_error("state dir %s: %s", n->cfg.state_dir, strerror(errno));
+                return -errno;
+        }
+        snprintf(n->log_dir, sizeof(n->log_dir), "%s/logs", n->cfg.state_dir);
+        mkdir(n->log_dir, 0750);
+        snprintf(path, sizeof(path), "%s/work", n->cfg.state_dir);
+        mkdir(path, 0755);
+        snprintf(n->region_dir, sizeof(n->region_dir), "%s/slices", n->cfg.state_dir);
+        mkdir(n->region_dir, 0755);
+        snprintf(n->shim_path, sizeof(n->shim_path), "%s/../lib/libkerf-cuda.so", n->exe_dir);
+        if ((r = kerfd__open_backend(n)) < 0)
+                return r;
+        for (size_t g = 0; g < KERF_MAX_NODE_GPUS; g++)
+                n->backend_index[g] =
+                    n->backend && g < n->fleet->n_gpus
+                        ? kerf_backend_gpu_find(n->backend, n->fleet->gpus[g].uuid)
+                        : -1;
+        if ((r = kerf_sched_new(n->fleet, &n->cfg.policy, &n->sched)) < 0) {
+                log_error("scheduler: %s", kerf_strerror(r));
+                return r;
+        }
+        snprintf(path, sizeof(path), "%s/kerf.db", n->cfg.state_dir);
+        if ((r = kerf_store_open(path, &so, &n->store, err, sizeof(err))) < 0) {
+                log_error("store %s: %s", path, err);
+                return r;
+        }
+        kerf_store_set_versions(n->store, n->driver, n->cuda, KERFD_VERSION);
+        ec.log_dir = n->log_dir;
+        if ((r = kerf_exec_new(&ec, &n->exec)) < 0) {
+                log_error("executor: %s", kerf_strerror(r));
+                return r;
+        }
+        if ((r = load_tenants(n)) < 0) {
+                log_error("tenants: %s (%s)", kerf_strerror(r), kerf_store_errmsg(n->store));
+                return r;
+        }
+        adopt_migs(n);
+        kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev);
+        n->next_task_id = max_task;
+        if ((r = kerf_store_task_foreach(n->store, &f, collect, &x)) < 0) {
+                log_error("store: reading tasks: %s", kerf_store_errmsg(n->store));
+                return r;
+        }
+        /* running tasks first, so their units are taken before pending ones queue */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < x.len; i++)
+                        if ((x.recs[i].pid > 0) == (pass == 0))
+                                recover_one(n, &x.recs[i]);
+        for (size_t i = 0; i < x.len; i++)
+                kerf_store_task_fini(&x.recs[i]);
+        free(x.recs);
+        log_info("recovered: %zu unfinished tasks, next task id %llu, %u tenants", n->n_live,
+                 (unsigned long long)n->next_task_id + 1, n->n_tenants);
+        kerfd__audit(n, "kerfd", "", "kerfd.start", "node", "ok",
+                     n->simulated ? "simulated fleet" : "nvml", "");
+        return 0;
+}

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* task.c - task requests: strict JSON validation (docs/API.md), stored form, the task object */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "kerf/errno.h"
+
+static void free_strv(char **v)
+{
+        if (!v)
+                return;
+        for (char **p = v; *p; p++)
+                free(*p);
+        free(v);
+}
+
+dtask *kerfd_task_free(dtask *t)
+{
+        if (!t)
+                return NULL;
+        kerf_store_task_fini(&t->rec);
+        if (t->req_json)
+                json_decref(t->req_json);
+        free_strv(t->argv);
+        free_strv(t->env);
+        free(t);
+        return NULL;
+}
+
+#define BAD(code, ...)                                                                             \
+        do {                                                                                       \
+                *ret_code = (code);                                                                \
+                snprintf(msg, msglen, __VA_ARGS__);                                                \
+                r = -EINVAL;                                                                       \
+                goto out;                                                                          \
+        } while (0)
+
+static bool get_int(json_t *v, long long lo, long long hi, long long *ret)
+{
+        if (!json_is_integer(v))
+                return false;
+        long long x = json_integer_value(v);
+        if (x < lo || x > hi)
+                return false;
+        *ret = x;
+        return true;
+}
+
+static bool get_size(json_t *v, uint64_t *ret)
+{
+        if (json_is_integer(v) && json_integer_value(v) >= 0) {
+                *ret = (uint64_t)json_integer_value(v);
+                return true;
+        }
+        return json_is_string(v) && kerf_parse_bytes(json_string_value(v), ret) == 0;
+}
+
+static bool name_ok(const char *s, bool empty_ok)
+{
+        size_t n = strlen(s);
+        if (n == 0)
+                return empty_ok;
+        if (n >= KERF_NAME_LEN)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+                        return false;
+        return true;
+}
+
+static const char *const submit_fields[] = {
+    "name",        "tenant",     "queue",    "workload",    "tier",          "route",
+    "mig_profile", "gpus",       "memory",   "compute",     "compute_limit", "cpu_milli",
+    "host_memory", "gpu_models", "priority", "preemptible", "max_runtime_s", "idle_timeout_s",
+    "command",     "env",        "cwd",      "run_as",      "pid",           "lease_s",
+    NULL};
+
+/* Fills t->req from t->req_json (already checked for unknown fields). */
+static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *tenant,
+                 const char **ret_code, char *msg, size_t msglen)
+{
+        json_t *o = t->req_json, *v;
+        kerf_request *q = &t->req;
+        long long x;
+        int r = 0;
+
+        kerf_request_init(q);
+        q->preemptible = false;
+        if ((v = json_object_get(o, "name"))) {
+                if (!json_is_string(v) || strlen(json_string_value(v)) >= KERF_NAME_LEN)
+                        BAD("invalid_argument", "name: a string of at most 63 characters");
+                q->name = json_string_value(v);
+        }
+        v = json_object_get(o, "tenant");
+        if (v && (!json_is_string(v) || !name_ok(json_string_value(v), false)))
+                BAD("invalid_argument", "tenant: a tenant name");
+        if (v && !admin && strcmp(json_string_value(v), tenant) != 0) {
+                *ret_code = "forbidden";
+                snprintf(msg, msglen, "tenant: only an admin may submit for another tenant");
+                r = -EPERM;
+                goto out;
+        }
+        if (!v) {
+                if (!tenant || !*tenant)
+                        BAD("invalid_argument",
+                            "tenant: required for an admin without a token (no default tenant)");
+                json_object_set_new(o, "tenant", json_string(tenant));
+                v = json_object_get(o, "tenant");
+        }
+        q->tenant = json_string_value(v);
+        if (!kerfd__tenant_find(n, q->tenant)) {
+                *ret_code = "not_found";
+                snprintf(msg, msglen, "tenant: no tenant \"%s\"", q->tenant);
+                r = -ENOENT;
+                goto out;
+        }
+        if ((v = json_object_get(o, "queue"))) {
+                if (!json_is_string(v) || !name_ok(json_string_value(v), false))
+                        BAD("invalid_argument", "queue: 1..63 characters [A-Za-z0-9_.-]");
+                q->queue = json_string_value(v);
+        }
+        if ((v = json_object_get(o, "workload"))) {
+                int w = json_is_string(v) ? kerf_workload_parse(json_string_value(v)) : -1;
+                if (w < 0)
+                        BAD("invalid_argument", "workload: one of training, inference, dev, batch");
+                q->workload = (kerf_workload)w;
+        }
+        if ((v = json_object_get(o, "tier"))) {
+                int w = json_is_string(v) ? kerf_tier_parse(json_string_value(v)) : -1;
+                if (w < 0)
+                        BAD("invalid_argument", "tier: one of high, queueable, exploratory");
+                q->tier = (kerf_tier)w;
+        }
+        if ((v = json_object_get(o, "route"))) {
+                int w = json_is_string(v) ? kerf_unit_kind_parse(json_string_value(v)) : -1;
+                if (w < 0)
+                        BAD("invalid_argument", "route: one of whole, mig, slice, mps, tslice");
+                q->route = w;
+        }
+        if ((v = json_object_get(o, "mig_profile"))) {
+                if (!json_is_string(v) || !*json_string_value(v) ||
+                    strlen(json_string_value(v)) > 31)
+                        BAD("invalid_argument", "mig_profile: a profile name such as \"3g.71gb\"");
+                q->mig_profile = json_string_value(v);
+        }
+        if ((v = json_object_get(o, "gpus"))) {
+                if (!get_int(v, 1, KERF_MAX_TASK_GPUS, &x))
+                        BAD("invalid_argument", "gpus: an integer 1..16");
+                q->gpus = (unsigned)x;
+        }
+        if ((v = json_object_get(o, "memory")) && !get_size(v, &q->mem_bytes))
+                BAD("invalid_argument", "memory: bytes, or a size such as \"16GiB\"");
+        if ((v = json_object_get(o, "compute"))) {
+                if (!get_int(v, 0, 100, &x))
+                        BAD("invalid_argument", "compute: an integer 0..100");
+                q->compute_pct = (unsigned)x;
+        }
+        if ((v = json_object_get(o, "compute_limit"))) {
+                if (!get_int(v, 0, 100, &x) || (unsigned)x < q->compute_pct)
+                        BAD("invalid_argument", "compute_limit: an integer compute..100");
+                q->compute_limit_pct = (unsigned)x;
+        }
+        if ((v = json_object_get(o, "cpu_milli"))) {
+                if (!get_int(v, 0, 100000000, &x))
+                        BAD("invalid_argument", "cpu_milli: an integer >= 0");
+                q->cpu_milli = (uint64_t)x;
+        }
+        if ((v = json_object_get(o, "host_memory")) && !get_size(v, &q->host_mem_bytes))
+                BAD("invalid_argument", "host_memory: bytes, or a size such as \"16GiB\"");
+        if ((v = json_object_get(o, "gpu_models"))) {
+                size_t i;
+                json_t *m;
+                if (!json_is_array(v) || json_array_size(v) == 0)
+                        BAD("invalid_argument", "gpu_models: a non-empty list of model names");
+                json_array_foreach(v, i, m)
+                {
+                        const kerf_gpu_model *gm =
+                            json_is_string(m) ? kerf_gpu_model_find(json_string_value(m)) : NULL;
+                        if (!gm)
+                                BAD("invalid_argument", "gpu_models[%zu]: unknown GPU model", i);
+                        q->model_mask |= 1ULL << kerf_gpu_model_index(gm);
+                }
+        }
+        if ((v = json_object_get(o, "priority"))) {
+                if (!get_int(v, -1000, 1000, &x))
+                        BAD("invalid_argument", "priority: an integer -1000..1000");
+                q->priority = (int)x;
+        }
+        if ((v = json_object_get(o, "preemptible"))) {
+                if (!json_is_boolean(v))
+                        BAD("invalid_argument", "preemptible: true or false");
+                q->preemptible = json_is_true(v);
+        }
+        if (n->cfg.policy.force_preemptible[q->workload])
+                q->preemptible = true;
+        if ((v = json_object_get(o, "max_runtime_s"))) {
+                if (!get_int(v, 0, 365LL * 86400, &x))
+                        BAD("invalid_argument", "max_runtime_s: an integer 0..31536000");
+                t->max_runtime_s = q->max_runtime_s = (uint64_t)x;
+        }
+        if ((v = json_object_get(o, "idle_timeout_s"))) {
+                if (!get_int(v, 0, 365LL * 86400, &x))
+                        BAD("invalid_argument", "idle_timeout_s: an integer 0..31536000");
+                t->idle_timeout_s = q->idle_timeout_s = (uint64_t)x;
+        }
+        v = json_object_get(o, "command");
+        if (attach) {
+                if (v)
+                        BAD("unknown_field", "command: not accepted by /v1/attach");
+                if (!(v = json_object_get(o, "pid")) || !get_int(v, 1, 0x7fffffff, &x))
+                        BAD("invalid_argument", "pid: required, a process id");
+                t->rec.pid = x;
+                if (!(v = json_object_get(o, "lease_s")) || !get_int(v, 30, 3600, &x))
+                        BAD("invalid_argument", "lease_s: required, an integer 30..3600");
+        } else {
+                size_t i;
+                json_t *a;
+                if (json_object_get(o, "pid") || json_object_get(o, "lease_s"))
+                        BAD("unknown_field", "%s: only accepted by /v1/attach",
+                            json_object_get(o, "pid") ? "pid" : "lease_s");
+                if (!v)
+                        BAD("invalid_argument", "command: required (an argv list)");
+                if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 4096)
+                        BAD("invalid_argument", "command: a non-empty list of strings");
+                t->argv = calloc(json_array_size(v) + 1, sizeof(char *));
+                if (!t->argv)
+                        return -ENOMEM;
+                json_array_foreach(v, i, a)
+                {
+                        if (!json_is_string(a) || (i == 0 && !*json_string_value(a)))
+                                BAD("invalid_argument", "command[%zu]: a string", i);
+                        if (!(t->argv[i] = strdup(json_string_value(a))))
+                                return -ENOMEM;
+                }
+        }
+        if ((v = json_object_get(o, "env"))) {
+                const char *k;
+                json_t *ev;
+                size_t i = 0;
+                if (!json_is_object(v) || json_object_size(v) > 4096)
+                        BAD("invalid_argument", "env: an object of strings");
+                t->env = calloc(json_object_size(v) + 1, sizeof(char *));
+                if (!t->env)
+                        return -ENOMEM;
+                json_object_foreach(v, k, ev)
+                {
+                        if (!json_is_string(ev) || !*k || strchr(k, '='))
+                                BAD("invalid_argument",
+                                    "env.%s: a string value and a name "
+                                    "without '='",
+                                    k);
+                        if (asprintf(&t->env[i++], "%s=%s", k, json_string_value(ev)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        if ((v = json_object_get(o, "cwd"))) {
+                if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+                    strlen(json_string_value(v)) > 1024)
+                        BAD("invalid_argument", "cwd: an absolute path");
+        }
+        if ((v = json_object_get(o, "run_as"))) {
+                json_t *u = json_object_get(v, "uid"), *g = json_object_get(v, "gid");
+                const char *k;
+                json_t *tmp;
+                if (!admin) {
+                        *ret_code = "forbidden";
+                        snprintf(msg, msglen, "run_as: admin only");
+                        r = -EPERM;
+                        goto out;
+                }
+                if (!json_is_object(v) || !get_int(u, 0, 0x7fffffff, &x))
+                        BAD("invalid_argument", "run_as: {\"uid\": N, \"gid\": N}");
+                t->rec.uid = x;
+                t->rec.gid = x;
+                if (g && !get_int(g, 0, 0x7fffffff, &x))
+                        BAD("invalid_argument", "run_as.gid: an integer");
+                if (g)
+                        t->rec.gid = x;
+                json_object_foreach(v, k, tmp)
+                {
+                        if (strcmp(k, "uid") && strcmp(k, "gid"))
+                                BAD("unknown_field", "run_as.%s: unknown field", k);
+                }
+        } else {
+                ktenant *kt = kerfd__tenant_find(n, q->tenant);
+                t->rec.uid = kt->cfg.uid;
+                t->rec.gid = kt->cfg.gid >= 0 ? kt->cfg.gid : kt->cfg.uid;
+        }
+out:
+        return r;
+}
+
+int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const char *tenant,
+                     dtask **ret, const char **ret_code, char *msg, size_t msglen)
+{
+        const char *k;
+        json_t *v;
+        dtask *t;
+        int r;
+
+        json_object_foreach(body, k, v)
+        {
+                bool known = false;
+                for (const char *const *f = submit_fields; *f; f++)
+                        if (!strcmp(*f, k))
+                                known = true;
+                if (!known) {
+                        *ret_code = "unknown_field";
+                        snprintf(msg, msglen, "%s: unknown field", k);
+                        return -EINVAL;
+                }
+        }
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        kerf_store_task_init(&t->rec);
+        t->req_json = json_deep_copy(body);
+        if (!t->req_json) {
+                kerfd_task_free(t);
+                return -ENOMEM;
+        }
+        r = build(n, t, attach, admin, tenant, ret_code, msg, msglen);
+        if (r < 0) {
+                kerfd_task_free(t);
+                return r;
+        }
+        snprintf(t->rec.tenant, sizeof(t->rec.tenant), "%s", t->req.tenant);
+        snprintf(t->rec.queue, sizeof(t->rec.queue), "%s",
+                 t->req.queue && *t->req.queue ? t->req.queue : "default");
+        snprintf(t->rec.name, sizeof(t->rec.name), "%s", t->req.name ? t->req.name : "");
+        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        t->rec.request_json = json_dumps(t->req_json, JSON_COMPACT | JSON_SORT_KEYS);
+        if ((v = json_object_get(t->req_json, "command")))
+                t->rec.argv_json = json_dumps(v, JSON_COMPACT);
+        if ((v = json_object_get(t->req_json, "env")))
+                t->rec.env_json = json_dumps(v, JSON_COMPACT);
+        if ((v = json_object_get(t->req_json, "cwd")))
+                t->rec.cwd = strdup(json_string_value(v));
+        if (!t->rec.request_json) {
+                kerfd_task_free(t);
+                return -ENOMEM;
+        }
+        *ret = t;
+        return 0;
+}
+
+int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret, char *msg,
+                          size_t msglen)
+{
+        json_t *body = json_loads(rec->request_json ? rec->request_json : "", 0, NULL);
+        const char *code = NULL;
+        bool attach;
+        dtask *t = NULL;
+        int r;
+
+        if (!json_is_object(body)) {
+                snprintf(msg, msglen, "stored request is not a JSON object");
+                json_decref(body);
+                return -KERF_ECORRUPT;
+        }
+        attach = json_object_get(body, "pid") != NULL;
+        r = kerfd_task_parse(n, body, attach, true, rec->tenant, &t, &code, msg, msglen);
+        json_decref(body);
+        if (r < 0)
+                return r;
+        /* The stored record, not the fresh parse, is the truth for every mutable field. */
+        kerf_store_task_fini(&t->rec);
+        t->rec = *rec;
+        t->rec.request_json = rec->request_json ? strdup(rec->request_json) : NULL;
+        t->rec.argv_json = rec->argv_json ? strdup(rec->argv_json) : NULL;
+        t->rec.env_json = rec->env_json ? strdup(rec->env_json) : NULL;
+        t->rec.cwd = rec->cwd ? strdup(rec->cwd) : NULL;
+        t->rec.log_stdout = rec->log_stdout ? strdup(rec->log_stdout) : NULL;
+        t->rec.log_stderr = rec->log_stderr ? strdup(rec->log_stderr) : NULL;
+        *ret = t;
+        return 0;
+}
+
+json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task)
+{
+        json_t *j =
+            json_pack("{s:I, s:s, s:i, s:s, s:I, s:I, s:I}", "id", (json_int_t)u->id, "kind",
+                      kerf_unit_kind_name(u->kind), "gpu", (int)u->gpu, "gpu_uuid", u->gpu_uuid,
+                      "memory", (json_int_t)u->mem, "compute", (json_int_t)u->compute,
+                      "compute_limit", (json_int_t)u->compute_limit);
+        if (!j)
+                return NULL;
+        if (state)
+                json_object_set_new(j, "state", json_string(state));
+        if (task || state)
+                json_object_set_new(j, "task", task ? json_integer((json_int_t)task) : json_null());
+        if (u->kind == KERF_UNIT_MIG) {
+                json_object_set_new(j, "mig_uuid", json_string(u->mig_uuid));
+                json_object_set_new(j, "mig_profile",
+                                    json_string(u->mig_profile ? u->mig_profile : "?"));
+                json_object_set_new(j, "mig_gi", json_integer(u->mig_gi));
+                json_object_set_new(j, "mig_ci", json_integer(u->mig_ci));
+                json_object_set_new(j, "mig_start", json_integer(u->mig_start));
+        } else {
+                json_object_set_new(j, "mig_uuid", json_null());
+                json_object_set_new(j, "mig_profile", json_null());
+        }
+        return j;
+}
+
+static json_t *int_or_null(int64_t v, bool null)
+{
+        return null ? json_null() : json_integer((json_int_t)v);
+}
+
+json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t)
+{
+        json_t *req = t ? json_incref(t->req_json) : json_loads(rec->request_json, 0, NULL);
+        json_t *j, *units = json_array(), *v;
+        bool started = rec->started_ms != 0;
+        int64_t wait =
+            started ? rec->started_ms - rec->submitted_ms
+                    : (rec->ended_ms ? rec->ended_ms : (int64_t)kerfd_now_ms()) - rec->submitted_ms;
+        const char *workload = "batch", *tier = "queueable";
+        json_int_t prio = 0;
+        bool preemptible = false;
+
+        if (!req)
+                req = json_object();
+        if ((v = json_object_get(req, "workload")) && json_is_string(v))
+                workload = json_string_value(v);
+        if ((v = json_object_get(req, "tier")) && json_is_string(v))
+                tier = json_string_value(v);
+        if ((v = json_object_get(req, "priority")) && json_is_integer(v))
+                prio = json_integer_value(v);
+        if ((v = json_object_get(req, "preemptible")))
+                preemptible = json_is_true(v);
+        if (t)
+                preemptible = t->req.preemptible;
+        else {
+                int w = kerf_workload_parse(workload);
+                if (w >= 0 && n->cfg.policy.force_preemptible[w])
+                        preemptible = true;
+        }
+        for (unsigned i = 0; t && i < t->n_units; i++)
+                json_array_append_new(units, kerfd_unit_json(&t->units[i], NULL, 0));
+        j = json_object();
+        json_object_set_new(j, "id", json_integer((json_int_t)rec->id));
+        json_object_set_new(j, "name", json_string(rec->name));
+        json_object_set_new(j, "tenant", json_string(rec->tenant));
+        json_object_set_new(j, "queue", json_string(rec->queue));
+        json_object_set_new(j, "workload", json_string(workload));
+        json_object_set_new(j, "tier", json_string(tier));
+        json_object_set_new(j, "priority", json_integer(prio));
+        json_object_set_new(j, "preemptible", json_boolean(preemptible));
+        json_object_set_new(j, "state", json_string(rec->state));
+        json_object_set_new(j, "end_reason",
+                            rec->end_reason[0] ? json_string(rec->end_reason) : json_null());
+        json_object_set_new(
+            j, "reason",
+            json_pack("{s:s, s:s, s:I}", "code", rec->reason_code[0] ? rec->reason_code : "none",
+                      "text", rec->reason_text, "other_task", (json_int_t)rec->reason_task));
+        json_object_set_new(j, "route", rec->route[0] ? json_string(rec->route) : json_null());
+        json_object_set_new(j, "units", units);
+        json_object_set_new(j, "request", req);
+        json_object_set_new(j, "command",
+                            json_incref(json_object_get(req, "command")
+                                            ? json_object_get(req, "command")
+                                            : json_null()));
+        json_object_set_new(j, "pid", int_or_null(rec->pid, rec->pid <= 0));
+        json_object_set_new(j, "exit_code", int_or_null(rec->exit_code, rec->exit_code < 0));
+        json_object_set_new(j, "signal", int_or_null(rec->signal, rec->signal <= 0));
+        json_object_set_new(j, "submitted_ms", json_integer(rec->submitted_ms));
+        json_object_set_new(j, "started_ms", json_integer(rec->started_ms));
+        json_object_set_new(j, "ended_ms", json_integer(rec->ended_ms));
+        json_object_set_new(j, "queue_wait_ms", json_integer(wait > 0 ? wait : 0));
+        json_object_set_new(j, "preemptions", json_integer(rec->preemptions));
+        json_object_set_new(j, "restarts", json_integer(rec->restarts));
+        json_object_set_new(
+            j, "log",
+            json_pack("{s:s?, s:s?}", "stdout", rec->log_stdout, "stderr", rec->log_stderr));
+        if (rec->lease_expiry_ms)
+                json_object_set_new(j, "lease_expiry_ms", json_integer(rec->lease_expiry_ms));
+        return j;
+}

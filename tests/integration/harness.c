@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* harness.c - the throwaway kerfd of the integration tests, reached with libcurl over its
+ * Unix socket; every wait is bounded and the daemon is always killed */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static pid_t live_pid;
+
+static void kill_live(void)
+{
+        if (live_pid > 0) {
+                kill(live_pid, SIGKILL);
+                waitpid(live_pid, NULL, 0);
+                live_pid = 0;
+        }
+}
+
+void kd_sleep_ms(unsigned ms)
+{
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+typedef struct buf {
+        char *p;
+        size_t n;
+} buf;
+
+static size_t on_data(char *d, size_t sz, size_t nm, void *ud)
+{
+        buf *b = ud;
+        size_t l = sz * nm;
+        char *np = realloc(b->p, b->n + l + 1);
+        if (!np)
+                return 0;
+        b->p = np;
+        memcpy(b->p + b->n, d, l);
+        b->n += l;
+        b->p[b->n] = 0;
+        return l;
+}
+
+json_t *kd_call(kd *k, const char *method, const char *path, const char *body, const char *token,
+                long *status, char **raw)
+{
+        CURL *c = curl_easy_init();
+        struct curl_slist *h = NULL;
+        char url[1024], auth[256];
+        buf b = {0};
+        json_t *j = NULL;
+        CURLcode rc;
+
+        snprintf(url, sizeof(url), "http://kerfd%s", path);
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, k->sock);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+        if (body) {
+                curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+                h = curl_slist_append(h, "Content-Type: application/json");
+        }
+        h = curl_slist_append(h, "Expect:");
+        if (token) {
+                snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+                h = curl_slist_append(h, auth);
+        }
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        rc = curl_easy_perform(c);
+        *status = 0;
+        if (rc == CURLE_OK)
+                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        if (b.p)
+                j = json_loads(b.p, 0, NULL);
+        if (raw)
+                *raw = b.p;
+        else
+                free(b.p);
+        return j;
+}
+
+void kd_start(kd *k)
+{
+        long st = 0;
+        pid_t p;
+
+        unlink(k->sock);
+        p = fork();
+        assert_true(p >= 0);
+        if (p == 0) {
+                int fd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+                if (fd >= 0) {
+                        dup2(fd, 2);
+                        dup2(fd, 1);
+                }
+                execl(KERFD_BIN, "kerfd", "-c", k->cfg, (char *)NULL);
+                _exit(127);
+        }
+        k->pid = live_pid = p;
+        for (int i = 0; i < 200; i++) {
+                json_t *j = kd_call(k, "GET", "/v1/health", NULL, NULL, &st, NULL);
+                json_decref(j);
+                if (st == 200)
+                        return;
+                if (waitpid(p, NULL, WNOHANG) == p) {
+                        live_pid = 0;
+                        fail_msg("kerfd exited at start; see %s", k->log);
+                }
+                kd_sleep_ms(50);
+        }
+        kill_live();
+        fail_msg("kerfd did not answer within 10 s; see %s", k->log);
+}
+
+void kd_setup(kd *k, const char *extra)
+{
+        FILE *f;
+
+        memset(k, 0, sizeof(*k));
+        snprintf(k->dir, sizeof(k->dir), "/tmp/kerf-it-XXXXXX");
+        assert_non_null(mkdtemp(k->dir));
+        snprintf(k->sock, sizeof(k->sock), "%s/kerfd.sock", k->dir);
+        snprintf(k->cfg, sizeof(k->cfg), "%s/kerfd.yaml", k->dir);
+        snprintf(k->log, sizeof(k->log), "%s/kerfd.log", k->dir);
+        f = fopen(k->cfg, "w");
+        assert_non_null(f);
+        fprintf(f,
+                "state_dir: %s/state\nsocket: %s\nfleet: %s/examples/fleet-8xh200.yaml\n"
+                "backend:\n  simulated: true\nlimits:\n  grace_s: 2\n  tick_ms: 20\n"
+                "tenants:\n  - name: alice\n  - name: bob\n%s",
+                k->dir, k->sock, KERF_SOURCE_DIR, extra ? extra : "");
+        fclose(f);
+        atexit(kill_live);
+        kd_start(k);
+}
+
+void kd_stop(kd *k)
+{
+        if (k->pid <= 0)
+                return;
+        kill(k->pid, SIGTERM);
+        for (int i = 0; i < 100; i++) {
+                if (waitpid(k->pid, NULL, WNOHANG) == k->pid) {
+                        k->pid = live_pid = 0;
+                        return;
+                }
+                kd_sleep_ms(50);
+        }
+        kill_live();
+        k->pid = 0;
+        fail_msg("kerfd did not stop within 5 s of SIGTERM");
+}
+
+void kd_kill9(kd *k)
+{
+        kill_live();
+        k->pid = 0;
+}
+
+void kd_cleanup(kd *k)
+{
+        char cmd[400];
+        if (getenv("KERF_IT_KEEP"))
+                return;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", k->dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", k->dir);
+}
+
+json_t *kd_wait_task(kd *k, unsigned long long id, const char *state, unsigned timeout_ms)
+{
+        char path[64];
+        long st;
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
+        for (unsigned waited = 0; waited <= timeout_ms; waited += 50) {
+                json_t *j = kd_call(k, "GET", path, NULL, NULL, &st, NULL);
+                const char *s = json_string_value(json_object_get(j, "state"));
+                if (st == 200 && s &&
+                    (state ? !strcmp(s, state)
+                           : json_integer_value(json_object_get(j, "ended_ms")) != 0))
+                        return j;
+                json_decref(j);
+                kd_sleep_ms(50);
+        }
+        return NULL;
+}
+
+unsigned long long kd_submit(kd *k, const char *body, const char *token)
+{
+        long st;
+        char *raw = NULL;
+        json_t *j = kd_call(k, "POST", "/v1/tasks", body, token, &st, &raw);
+        unsigned long long id;
+        if (st != 201)
+                fail_msg("submit %s -> %ld %s", body, st, raw ? raw : "");
+        free(raw);
+        id = (unsigned long long)json_integer_value(json_object_get(j, "id"));
+        json_decref(j);
+        assert_true(id > 0);
+        return id;
+}
+
+char *kd_token(kd *k, const char *tenant)
+{
+        char path[128];
+        long st;
+        json_t *j;
+        char *tok;
+        snprintf(path, sizeof(path), "/v1/tenants/%s/tokens", tenant);
+        j = kd_call(k, "POST", path, NULL, NULL, &st, NULL);
+        assert_int_equal(st, 201);
+        tok = strdup(json_string_value(json_object_get(j, "token")));
+        json_decref(j);
+        return tok;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* harness.h - start a throwaway kerfd (temp dir, own socket, simulated fleet) and talk to it */
+#ifndef KERF_IT_HARNESS_H
+#define KERF_IT_HARNESS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct kd {
+        char dir[256];
+        char sock[320];
+        char cfg[320];
+        char log[320];
+        pid_t pid;
+} kd;
+
+/* Creates a temp dir and config (tenants alice and bob + `extra` YAML appended at top level)
+ * and starts kerfd; waits (bounded) until /v1/health answers. Aborts the test on failure. */
+void kd_setup(kd *k, const char *extra);
+/* Starts kerfd again on the same dir (after a stop or kill). */
+void kd_start(kd *k);
+/* SIGTERM, bounded wait, then SIGKILL. */
+void kd_stop(kd *k);
+void kd_kill9(kd *k);
+/* Removes the temp dir (after kd_stop). */
+void kd_cleanup(kd *k);
+
+/* Calls kerfd. token may be NULL (admin by peer credentials: tests run as root or as the
+ * daemon's own uid). Returns the parsed JSON answer (or NULL if not JSON) and the status.
+ * raw (may be NULL) receives the body text (free()). */
+json_t *kd_call(kd *k, const char *method, const char *path, const char *body, const char *token,
+                long *status, char **raw);
+/* Polls GET /v1/tasks/ID until state is `state` (or any ended state when state is NULL);
+ * returns the task (caller decrefs) or NULL after timeout_ms. */
+json_t *kd_wait_task(kd *k, unsigned long long id, const char *state, unsigned timeout_ms);
+/* Submits and returns the id (asserts 201). */
+unsigned long long kd_submit(kd *k, const char *body, const char *token);
+/* Creates a token for tenant; returns a static-lifetime heap string. */
+char *kd_token(kd *k, const char *tenant);
+void kd_sleep_ms(unsigned ms);
+
+#endif /* KERF_IT_HARNESS_H */
