@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench.sh - runs every benchmark (issue 2, section 6) and prints the results: scripts/bench.sh BUILD
+# bench.sh - runs every benchmark (issue 2 §6, issue 4 §12) and prints the results: scripts/bench.sh BUILD
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -22,4 +22,11 @@ if [ -r "$DATA/openb_node_list_gpu_node.csv" ]; then
         "$B/bench_replay" "$DATA" 5
 else
         echo "bench.sh: $DATA not found (set KERF_OPENB): skipping c" >&2
+fi
+echo "== d. kerfd over loopback: GETs/s, list/s, durable submits/s, recovery after kill -9"
+if [ -x "$B/bench_kerfd" ]; then
+        "$B/bench_kerfd" --seconds 3 --runs 3 --threads 4 --records 100000 --pending 10
+else
+        echo "bench.sh: $B/bench_kerfd missing: build the 'benchmarks' target first" >&2
+        exit 1
 fi

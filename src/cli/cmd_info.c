@@ -412,26 +412,26 @@ int cli_audit(cli *c, int argc, char **argv)
         }
         if (argc >= 2 && !strcmp(argv[1], "export")) {
                 FILE *out = stdout;
-                if (argc == 4 && !strcmp(argv[2], "--out")) {
-                        out = fopen(argv[3], "we");
-                        if (!out) {
-                                cli_err("audit export: %s: %s", argv[3], strerror(errno));
-                                return KERF_EXIT_USAGE;
-                        }
-                } else if (argc != 2) {
+                if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--out"))) {
                         cli_err("audit export: expected [--out FILE]");
                         return KERF_EXIT_USAGE;
                 }
                 char *body = NULL;
-                ex = cli_call_raw(c, "GET", "/v1/audit/export", &body);
-                if (!ex)
-                        fputs(body, out);
+                /* the file is written only once kerfd has answered */
+                if ((ex = cli_call_raw(c, "GET", "/v1/audit/export", &body)))
+                        return ex;
+                if (argc == 4 && !(out = fopen(argv[3], "we"))) {
+                        cli_err("audit export: %s: %s", argv[3], strerror(errno));
+                        free(body);
+                        return KERF_EXIT_REFUSED;
+                }
+                fputs(body, out);
                 free(body);
                 if (out != stdout && fclose(out) != 0) {
                         cli_err("audit export: %s: %s", argv[3], strerror(errno));
                         return KERF_EXIT_REFUSED;
                 }
-                return ex;
+                return 0;
         }
         char path[128] = "/v1/audit?limit=100";
         if (argc == 3 && !strcmp(argv[1], "--after")) {
@@ -529,10 +529,20 @@ int cli_version(cli *c, int argc, char **argv)
         int ex = no_args(argc, argv);
         if (ex)
                 return ex;
-        json_t *j = NULL;
+        json_t *j = NULL, *who = NULL;
         ex = cli_call(c, "GET", "/v1/version", NULL, &j);
+        if (!ex) {
+                /* who kerfd takes the caller for (quietly: an older kerfd may not know it) */
+                kerf_client_response r;
+                if (kerf_client_call(c->client, "GET", "/v1/whoami", NULL, &r) == 0) {
+                        if (r.status == 200)
+                                who = json_loadb(r.body, r.len, 0, NULL);
+                        kerf_client_response_fini(&r);
+                }
+        }
         if (c->json) {
-                json_t *o = json_pack("{s:s,s:O?}", "client", KERF_CLI_VERSION, "server", j);
+                json_t *o = json_pack("{s:s,s:O?,s:O?}", "client", KERF_CLI_VERSION, "server", j,
+                                      "whoami", who);
                 cli_print_json(o);
                 json_decref(o);
         } else {
@@ -541,7 +551,12 @@ int cli_version(cli *c, int argc, char **argv)
                         printf("kerfd %s (API %s), driver %s, CUDA %s%s\n", cli_str(j, "kerf"),
                                cli_num(j, "api"), cli_str(j, "driver"), cli_str(j, "cuda"),
                                json_is_true(json_object_get(j, "simulated")) ? ", simulated" : "");
+                if (json_is_true(json_object_get(who, "admin")))
+                        printf("you are an admin\n");
+                else if (json_is_string(json_object_get(who, "tenant")))
+                        printf("you are tenant %s\n", cli_str(who, "tenant"));
         }
         json_decref(j);
+        json_decref(who);
         return ex;
 }

@@ -82,6 +82,18 @@ static bool one_of(const char *flag, const char *s, const char *const *allowed)
         return false;
 }
 
+/* Reports a getopt_long failure ('?' unknown flag, ':' missing value) as one line. */
+static void bad_flag(const char *verb, int opt, char **argv)
+{
+        const char *arg = optind > 0 ? argv[optind - 1] : "";
+        if (opt == ':')
+                cli_err("%s: %s needs a value (see kerf %s --help)", verb, arg, verb);
+        else if (optopt && optopt < 256)
+                cli_err("%s: unknown flag '-%c' (see kerf %s --help)", verb, optopt, verb);
+        else
+                cli_err("%s: unknown flag '%s' (see kerf %s --help)", verb, arg, verb);
+}
+
 /* Parses the submit flags into a JSON request; `--` ends flags, the rest is the command.
  * Returns 0 and the request, or an exit code. */
 static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **ret)
@@ -94,7 +106,8 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
         long long v;
         int opt;
         optind = 1;
-        while ((opt = getopt_long(argc, argv, "+h", submit_opts, NULL)) != -1) {
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+:h", submit_opts, NULL)) != -1) {
                 switch (opt) {
                 case O_NAME:
                         json_object_set_new(req, "name", json_string(optarg));
@@ -203,6 +216,7 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
                         json_decref(models);
                         return -1;
                 default:
+                        bad_flag(argv[0], opt, argv);
                         goto usage;
                 }
         }
@@ -234,9 +248,11 @@ usage:
 
 static void print_task_line(const json_t *t)
 {
-        const json_t *r = json_object_get(t, "reason");
-        printf("task %s (%s) %s%s%s\n", cli_num(t, "id"), cli_str(t, "name"), cli_str(t, "state"),
-               r ? ": " : "", r ? cli_str(r, "text") : "");
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *why = json_string_value(json_object_get(json_object_get(t, "reason"), "text"));
+        printf("task %s%s%s%s %s%s%s\n", cli_num(t, "id"), name && *name ? " (" : "",
+               name && *name ? name : "", name && *name ? ")" : "", cli_str(t, "state"),
+               why && *why ? ": " : "", why && *why ? why : "");
 }
 
 int cli_submit(cli *c, int argc, char **argv)
@@ -263,16 +279,18 @@ static bool ended(const json_t *t)
         return !strcmp(st, "succeeded") || !strcmp(st, "failed") || !strcmp(st, "cancelled");
 }
 
-/* Copies new log bytes of one stream to `out`; returns false on a call error. */
-static bool pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
-                 bool *eof)
+/* Copies new log bytes of one stream to `out`; returns 0 or the exit code of a failed call
+ * (its error already printed). */
+static int pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
+                bool *eof)
 {
         char path[128];
         json_t *j = NULL;
+        int ex;
         snprintf(path, sizeof(path), "/v1/tasks/%llu/logs?stream=%s&offset=%lld&limit=65536", id,
                  stream, *off);
-        if (cli_call(c, "GET", path, NULL, &j))
-                return false;
+        if ((ex = cli_call(c, "GET", path, NULL, &j)))
+                return ex;
         const char *data = json_string_value(json_object_get(j, "data"));
         if (data && *data) {
                 fputs(data, out);
@@ -283,7 +301,7 @@ static bool pump(cli *c, unsigned long long id, const char *stream, long long *o
                 *off = json_integer_value(o);
         *eof = json_is_true(json_object_get(j, "eof"));
         json_decref(j);
-        return true;
+        return 0;
 }
 
 int cli_run(cli *c, int argc, char **argv)
@@ -304,16 +322,16 @@ int cli_run(cli *c, int argc, char **argv)
         char path[64];
         snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
         for (;;) {
-                if (!pump(c, id, "stdout", &off_out, stdout, &eof_out) ||
-                    !pump(c, id, "stderr", &off_err, stderr, &eof_err))
-                        return KERF_EXIT_UNREACHABLE;
+                if ((ex = pump(c, id, "stdout", &off_out, stdout, &eof_out)) ||
+                    (ex = pump(c, id, "stderr", &off_err, stderr, &eof_err)))
+                        return ex == KERF_EXIT_UNREACHABLE ? ex : KERF_EXIT_RUN_FAILED;
                 if (eof_out && eof_err)
                         break;
                 struct timespec ts = {0, 100 * 1000 * 1000};
                 nanosleep(&ts, NULL);
         }
-        if (cli_call(c, "GET", path, NULL, &task))
-                return KERF_EXIT_UNREACHABLE;
+        if ((ex = cli_call(c, "GET", path, NULL, &task)))
+                return ex == KERF_EXIT_UNREACHABLE ? ex : KERF_EXIT_RUN_FAILED;
         int code = KERF_EXIT_RUN_FAILED;
         json_t *ec = json_object_get(task, "exit_code"), *sig = json_object_get(task, "signal");
         if (json_is_integer(ec))
@@ -341,7 +359,8 @@ int cli_ls(cli *c, int argc, char **argv)
         long long limit = 100;
         int opt;
         optind = 1;
-        while ((opt = getopt_long(argc, argv, "hj", o, NULL)) != -1) {
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+:hj", o, NULL)) != -1) {
                 int k = opt == 's' ? 0 : opt == 'q' ? 1 : opt == 't' ? 2 : -1;
                 if (k >= 0) {
                         if (strpbrk(optarg, "&?=#% ")) {
@@ -359,6 +378,7 @@ int cli_ls(cli *c, int argc, char **argv)
                         cli_usage(stdout, argv[0]);
                         return 0;
                 } else {
+                        bad_flag(argv[0], opt, argv);
                         return KERF_EXIT_USAGE;
                 }
         }
@@ -506,8 +526,9 @@ int cli_logs(cli *c, int argc, char **argv)
         long long off = 0;
         bool eof = false;
         do {
-                if (!pump(c, id, err ? "stderr" : "stdout", &off, err ? stderr : stdout, &eof))
-                        return KERF_EXIT_UNREACHABLE;
+                if ((ex =
+                         pump(c, id, err ? "stderr" : "stdout", &off, err ? stderr : stdout, &eof)))
+                        return ex;
                 if (follow && !eof) {
                         struct timespec ts = {0, 200 * 1000 * 1000};
                         nanosleep(&ts, NULL);

@@ -208,9 +208,16 @@ int kerf_client_call(kerf_client *c, const char *method, const char *path, const
                                  c->socket);
                         return -ENOENT;
                 }
-                switch (rc) {
-                case CURLE_COULDNT_CONNECT:
+                if (rc == CURLE_COULDNT_CONNECT) {
+                        /* curl's own words name "localhost port 80" for a Unix socket */
+                        if (c->socket)
+                                snprintf(c->err, sizeof(c->err),
+                                         "cannot reach kerfd: nothing answers on socket %s "
+                                         "(is kerfd running?)",
+                                         c->socket);
                         return -ECONNREFUSED;
+                }
+                switch (rc) {
                 case CURLE_OPERATION_TIMEDOUT:
                         return -ETIMEDOUT;
                 default:

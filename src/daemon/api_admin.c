@@ -592,6 +592,45 @@ static void audit(kreq *r, const char *rest)
         }
 }
 
+/* POST /v1/gpus/{index}/recover (admin): a faulted GPU back in service. */
+static void gpu_recover(kreq *r, const char *rest)
+{
+        char num[16], msg[256];
+        const char *slash = strchr(rest, '/');
+        size_t l = slash ? (size_t)(slash - rest) : 0;
+        uint64_t g;
+        int rc;
+
+        if (!slash || strcmp(slash, "/recover") != 0 || l == 0 || l >= sizeof(num)) {
+                kreq_error(r, 404, "not_found", "no such endpoint: %s %s", r->method, r->path);
+                return;
+        }
+        if (strcmp(r->method, "POST") != 0) {
+                kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", r->method,
+                           r->path);
+                return;
+        }
+        memcpy(num, rest, l);
+        num[l] = 0;
+        if (!api_u64(num, &g) || g >= KERF_MAX_NODE_GPUS) {
+                kreq_error(r, 404, "not_found", "no GPU %s", num);
+                return;
+        }
+        if (!r->admin) {
+                kreq_error(r, 403, "forbidden", "recovering a GPU is admin only");
+                return;
+        }
+        rc = kerfd__gpu_recover(r->node, (unsigned)g, r->actor, msg, sizeof(msg));
+        if (rc == -ENOENT)
+                kreq_error(r, 404, "not_found", "%s", msg);
+        else if (rc < 0)
+                kreq_error(r, 409, "conflict", "%s", msg);
+        else
+                kreq_json(
+                    r, 200,
+                    json_pack("{s:i, s:b, s:s}", "gpu", (int)g, "in_service", 1, "message", msg));
+}
+
 bool kerfd_api_admin(kreq *r)
 {
         kerfd_node *n = r->node;
@@ -617,6 +656,8 @@ bool kerfd_api_admin(kreq *r)
                 units(r, p + 10);
         } else if (!strcmp(p, "/v1/gpus") && get) {
                 gpus(r);
+        } else if (!strncmp(p, "/v1/gpus/", 9) && p[9]) {
+                gpu_recover(r, p + 9);
         } else if (!strcmp(p, "/v1/queues") && get) {
                 queues(r);
         } else if (!strcmp(p, "/v1/events") && get) {

@@ -58,6 +58,8 @@ void kerfd_config_defaults(kerfd_config *c)
         c->tick_ms = 50;
         c->grace_s = 10;
         c->threads = 4;
+        c->min_lease_s = 30;
+        snprintf(c->fencing, sizeof(c->fencing), "auto");
         kerf_policy_default(&c->policy);
 }
 
@@ -385,6 +387,50 @@ static int parse_backend(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         return 0;
 }
 
+static int fence_mode(cfgctx *x, yaml_node_t *v, kerfd_config *c)
+{
+        int r = get_str(x, v, "fencing mode", c->fencing, sizeof(c->fencing));
+        if (r < 0)
+                return r;
+        if (strcmp(c->fencing, "auto") && strcmp(c->fencing, "off") && strcmp(c->fencing, "v1") &&
+            strcmp(c->fencing, "v2"))
+                return fail(x, v, "fencing: mode must be auto, off, v1 or v2");
+        return 0;
+}
+
+/* `fencing: auto|off` or a map {mode, cgroup_root, dev_dir, mig_minors}. */
+static int parse_fencing(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        int r;
+        if (m && m->type == YAML_SCALAR_NODE)
+                return fence_mode(x, m, c);
+        if ((r = want_map(x, m, "fencing")) < 0)
+                return r;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "fencing: keys must be strings");
+                if (!strcmp(ks, "mode"))
+                        r = fence_mode(x, v, c);
+                else if (!strcmp(ks, "cgroup_root"))
+                        r = get_str(x, v, ks, c->fence_cgroup_root, sizeof(c->fence_cgroup_root));
+                else if (!strcmp(ks, "dev_dir"))
+                        r = get_str(x, v, ks, c->fence_dev_dir, sizeof(c->fence_dev_dir));
+                else if (!strcmp(ks, "mig_minors"))
+                        r = get_str(x, v, ks, c->fence_mig_minors, sizeof(c->fence_mig_minors));
+                else
+                        r = fail(x, k,
+                                 "fencing: unknown key \"%s\" (mode, cgroup_root, dev_dir, "
+                                 "mig_minors)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         uint64_t v;
@@ -421,9 +467,13 @@ static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 } else if (!strcmp(ks, "threads")) {
                         r = get_u64(x, vn, ks, 256, &v);
                         c->threads = v ? (unsigned)v : 1;
+                } else if (!strcmp(ks, "min_lease_s")) {
+                        r = get_u64(x, vn, ks, 3600, &v);
+                        c->min_lease_s = v ? (unsigned)v : 1;
                 } else
                         r = fail(x, k,
                                  "limits: unknown key \"%s\" (max_body, max_tasks, submit_rate, "
+                                 "min_lease_s, "
                                  "submit_burst, tick_ms, grace_s, threads)",
                                  ks);
                 if (r < 0)
@@ -483,6 +533,8 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_limits(x, v, c);
                 else if (!strcmp(ks, "policy"))
                         r = parse_policy(x, v, &c->policy);
+                else if (!strcmp(ks, "fencing"))
+                        r = parse_fencing(x, v, c);
                 else if (!strcmp(ks, "tenants")) {
                         if ((r = want_seq(x, v, "tenants")) < 0)
                                 return r;
@@ -493,7 +545,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 } else
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
-                                 "backend, limits, policy, tenants)",
+                                 "backend, limits, policy, fencing, tenants)",
                                  ks);
                 if (r < 0)
                         return r;

@@ -38,6 +38,13 @@ typedef struct kerfd_config {
         unsigned tick_ms;      /* node controller period */
         unsigned grace_s;      /* default SIGTERM -> SIGKILL grace */
         unsigned threads;      /* HTTP worker threads */
+        unsigned min_lease_s;  /* shortest lease /v1/attach accepts (default 30) */
+        /* device fencing (docs/SECURITY.md): "auto" (on when root and the host can), "off",
+         * "v1" or "v2" (forced); cgroup root and device directory ("" = defaults) */
+        char fencing[8];
+        char fence_cgroup_root[PATH_MAX];
+        char fence_dev_dir[PATH_MAX];
+        char fence_mig_minors[PATH_MAX];
         kerf_policy policy;
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];

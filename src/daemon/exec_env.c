@@ -75,8 +75,9 @@ int kerf__exec_unit_check(const kerf_exec_unit *u)
             (u->compute_limit_pct && u->compute_limit_pct < u->compute_pct))
                 return -EINVAL;
         bool shim = is_slice_kind(u->kind) || (u->kind == KERF_UNIT_MPS && u->shim_path);
-        if (shim &&
-            (bad_value(u->shim_path) || bad_value(u->region_path) || strpbrk(u->shim_path, " :")))
+        /* an empty shim path means the shim is not installed: the slice runs unenforced */
+        if (shim && (!u->shim_path || strchr(u->shim_path, '\n') || bad_value(u->region_path) ||
+                     strpbrk(u->shim_path, " :")))
                 return -EINVAL;
         if (u->kind == KERF_UNIT_MPS && u->mps_thread_pct > 100)
                 return -EINVAL;
@@ -104,7 +105,8 @@ int kerf_exec_unit_env(const kerf_exec_unit *u, uint64_t task_id, const char *so
         }
         if (!r && u && (is_slice_kind(u->kind) || (u->kind == KERF_UNIT_MPS && u->shim_path))) {
                 uint32_t lim = u->compute_limit_pct ? u->compute_limit_pct : u->compute_pct;
-                r = strv_addf(&s, "LD_PRELOAD=%s", u->shim_path);
+                if (*u->shim_path)
+                        r = strv_addf(&s, "LD_PRELOAD=%s", u->shim_path);
                 if (!r)
                         r = strv_addf(&s, "KERF_SLICE_ABI=%u", 1u);
                 if (!r)

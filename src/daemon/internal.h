@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "exec.h"
+#include "fence.h"
 #include "kerf/backend.h"
 #include "kerf/sched.h"
 #include "kerf/store.h"
@@ -59,6 +60,9 @@ typedef struct dtask {
         bool stop_requeue; /* preempted: back to pending once the process is gone */
         unsigned xid_errors;
         uint64_t queue_wait_ms;
+        kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */
+        struct kerf_slice_region *region; /* read-only map of the slice region, or NULL */
+        char region_path[4500];           /* "" when the task has no region */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -102,7 +106,19 @@ typedef struct kerfd_node {
         uint64_t last_poll_mono;
         /* per tenant counters (metrics) */
         uint64_t preemptions_total, reclaims_total;
+        /* XID / GPU-lost events: the backend watcher thread only appends to this ring under
+         * evq_mu (never n->mu); the tick drains it under n->mu (fault.c). */
+        pthread_mutex_t evq_mu;
+        kerf_backend_event *evq; /* KERFD_EVQ_LEN entries */
+        unsigned evq_head, evq_len;
+        uint64_t evq_dropped;
+        bool watching;
+        uint64_t xid_class_count[KERF_XID_CLASS_COUNT];
+        uint64_t faults_total;
+        kerf_fence_ctx *fence_ctx; /* NULL: no device fencing */
 } kerfd_node;
+
+#define KERFD_EVQ_LEN 32
 
 /* node.c / recover.c; the caller holds n->mu for the kerfd__ ones. */
 int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir);
@@ -130,6 +146,42 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
 ktenant *kerfd__tenant_find(kerfd_node *n, const char *name);
 int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *t);
 void kerfd__units_refresh(kerfd_node *n, dtask *t);
+
+/* decide.c: the scheduler's decisions carried out */
+void kerfd__do_mig(kerfd_node *n, const kerf_decision *d);
+void kerfd__do_start(kerfd_node *n, const kerf_decision *d);
+void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d);
+/* Takes a running task off its units and back to pending (preemption, device fault): its
+ * process is stopped and the start retried when it is gone. `action` is the audit action. */
+void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const char *action);
+void kerfd__retry_deferred(kerfd_node *n, dtask *t);
+void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s);
+int kerfd__bidx(kerfd_node *n, unsigned gpu);
+
+/* fault.c: device faults (XID, GPU lost) and their blast radius */
+int kerfd__fault_start(kerfd_node *n);    /* allocates the queue, starts the backend watcher */
+void kerfd__fault_stop(kerfd_node *n);    /* stops the watcher (n->mu NOT held) */
+void kerfd__fault_drain(kerfd_node *n);   /* in the tick, n->mu held */
+void kerfd__fault_restore(kerfd_node *n); /* recovery: GPUs/units left out of service */
+/* Puts GPU `gpu` (all its units) back in service. 0, -ENOENT, -KERF_ESTATE (not faulted),
+ * -KERF_EDEVICE (the device still reports itself lost). */
+int kerfd__gpu_recover(kerfd_node *n, unsigned gpu, const char *actor, char *msg, size_t msglen);
+
+/* slice.c: the per-slice shared region (slice_abi.h) and the device fence of a task */
+int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size_t errlen);
+void kerfd__slice_open(kerfd_node *n, dtask *t); /* recovery: map an existing region */
+void kerfd__slice_remove(kerfd_node *n, dtask *t);
+/* Newest GPU activity (CLOCK_MONOTONIC ms) recorded by the shim, 0 when none. */
+uint64_t kerfd__slice_activity_ms(const dtask *t);
+/* Counters for /metrics; false when the task has no region. */
+bool kerfd__slice_counters(const dtask *t, uint64_t *mem_used, uint64_t *device_ns,
+                           uint64_t *throttled_ns);
+void kerfd__fence_init(kerfd_node *n);
+int kerfd__fence_task(kerfd_node *n, dtask *t, char *err, size_t errlen);
+void kerfd__fence_release(kerfd_node *n, dtask *t);
+/* Finds the process of a task whose start was not committed (kerfd died between fork and the
+ * commit): a session leader whose environment holds this task id and this kerfd's socket. */
+pid_t kerfd__find_started(kerfd_node *n, uint64_t task, uint64_t *ret_starttime);
 
 /* task.c */
 dtask *kerfd_task_free(dtask *t);

@@ -123,6 +123,12 @@ static void tasks(mbuf *m, kreq *r)
             {"kerf_task_preemptions_total", "counter", "Times the task was preempted."},
             {"kerf_task_restarts_total", "counter", "Times the task was started again."},
             {"kerf_task_xid_errors_total", "counter", "XID errors that hit the task's units."},
+            {"kerf_task_memory_used_bytes", "gauge",
+             "GPU memory the task's processes hold (slice region, as charged by the shim)."},
+            {"kerf_task_compute_used_seconds_total", "counter",
+             "GPU time the task's kernels used (slice region, measured by the shim)."},
+            {"kerf_task_throttled_seconds_total", "counter",
+             "Time the shim held the task's launches back to keep its compute share."},
         };
         uint64_t now = kerfd_now_ms();
         for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
@@ -137,6 +143,16 @@ static void tasks(mbuf *m, kreq *r)
                         if (!r->admin && strcmp(t->rec.tenant, r->tenant) != 0)
                                 continue;
                         run = !strcmp(t->rec.state, "running");
+                        if (k >= 8) {
+                                uint64_t mu, dn, tn;
+                                if (!kerfd__slice_counters(t, &mu, &dn, &tn))
+                                        continue;
+                                v = k == 8 ? (double)mu : (double)(k == 9 ? dn : tn) / 1e9;
+                                fputs(g[k].name, m->f);
+                                task_labels(m, t);
+                                fprintf(m->f, " %.3f\n", v);
+                                continue;
+                        }
                         switch (k) {
                         case 0:
                                 v = t->n_units ? (double)t->units[0].mem : 0;
@@ -257,6 +273,16 @@ void kerfd_api_metrics(kreq *r)
                 head(&m, "kerf_reclaims_total", "counter",
                      "Task ends whose units were reclaimed since kerfd started.");
                 fprintf(m.f, "kerf_reclaims_total %llu\n", (unsigned long long)n->reclaims_total);
+                head(&m, "kerf_xid_errors_total", "counter",
+                     "XID errors seen on the node since kerfd started, by class.");
+                for (unsigned c = 0; c < KERF_XID_CLASS_COUNT; c++)
+                        fprintf(m.f, "kerf_xid_errors_total{class=\"%s\"} %llu\n",
+                                kerf_xid_class_name((kerf_xid_class)c),
+                                (unsigned long long)n->xid_class_count[c]);
+                head(&m, "kerf_device_faults_total", "counter",
+                     "Device events (XID, GPU lost) handled since kerfd started.");
+                fprintf(m.f, "kerf_device_faults_total %llu\n",
+                        (unsigned long long)n->faults_total);
                 head(&m, "kerf_simulated", "gauge", "1 when kerfd runs on the simulated fleet.");
                 fprintf(m.f, "kerf_simulated %d\n", n->simulated ? 1 : 0);
         }

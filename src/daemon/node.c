@@ -105,7 +105,12 @@ void kerfd__event(kerfd_node *n, const char *kind, int gpu, uint64_t unit, uint6
                           kerf_store_errmsg(n->store));
 }
 
-static void unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s)
+int kerfd__bidx(kerfd_node *n, unsigned gpu)
+{
+        return gpu < KERF_MAX_NODE_GPUS ? n->backend_index[gpu] : -1;
+}
+
+void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s)
 {
         kerf_store_unit_init(s);
         s->id = u->id;
@@ -140,7 +145,7 @@ int kerfd__commit_task(kerfd_node *n, dtask *t, bool insert, const char *actor, 
                    : kerf_store_task_update(n->store, &t->rec);
         for (unsigned i = 0; r >= 0 && i < t->n_units; i++) {
                 kerf_store_unit su;
-                unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
+                kerfd__unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
                 r = kerf_store_unit_upsert(n->store, &su);
         }
         if (r >= 0)
@@ -196,14 +201,6 @@ void kerfd__units_refresh(kerfd_node *n, dtask *t)
                  ti.n_units ? kerf_unit_kind_name(ti.route) : "");
 }
 
-static void set_reason(dtask *t, const kerf_reason *why)
-{
-        snprintf(t->rec.reason_code, sizeof(t->rec.reason_code), "%s", kerf_why_name(why->code));
-        t->rec.reason_task = why->other_task;
-        snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", why->text);
-}
-
-/* Releases a live task for good: scheduler, units, store record, audit, event, memory. */
 void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end_reason,
                      const char *actor, const char *text)
 {
@@ -234,7 +231,7 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                         /* a MIG instance stays (READY, free); a share or whole GPU vanishes */
                         if (t->units[i].kind == KERF_UNIT_MIG) {
                                 kerf_store_unit su;
-                                unit_to_store(&t->units[i], 0, "ready", &su);
+                                kerfd__unit_to_store(&t->units[i], 0, "ready", &su);
                                 r = kerf_store_unit_upsert(n->store, &su);
                         } else {
                                 r = kerf_store_unit_delete(n->store, t->units[i].id);
@@ -262,6 +259,8 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                                   (unsigned long long)t->rec.id, kerf_store_errmsg(n->store));
                 }
         }
+        kerfd__fence_release(n, t);
+        kerfd__slice_remove(n, t);
         log_info("task %llu %s (%s)%s%s; units [%s] reclaimed", (unsigned long long)t->rec.id,
                  state, end_reason, text && *text ? ": " : "", text ? text : "", units);
         kerf_u64map_del(&n->live, t->rec.id);
@@ -321,262 +320,6 @@ int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char
         return 0;
 }
 
-/* ---- decisions --------------------------------------------------------------------------------
- */
-
-static int bidx(kerfd_node *n, unsigned gpu)
-{
-        return gpu < KERF_MAX_NODE_GPUS ? n->backend_index[gpu] : -1;
-}
-
-static void do_mig(kerfd_node *n, const kerf_decision *d)
-{
-        const kerf_gpu_desc *g = &n->fleet->gpus[d->gpu];
-        uint64_t unit = d->units[0];
-        int b = bidx(n, d->gpu), r;
-
-        if (d->kind == KERF_DEC_MIG_CREATE) {
-                kerf_backend_mig m;
-                dunit *du = calloc(1, sizeof(*du));
-                memset(&m, 0, sizeof(m));
-                if (!du)
-                        r = -ENOMEM;
-                else if (n->backend && b >= 0)
-                        r = kerf_backend_mig_create(n->backend, (unsigned)b, d->mig_profile_id,
-                                                    d->mig_start, &m);
-                else
-                        r = -KERF_EBACKEND;
-                if (r == 0) {
-                        du->id = unit;
-                        du->kind = KERF_UNIT_MIG;
-                        du->gpu = d->gpu;
-                        du->mig_gi = (int)m.gi_id;
-                        du->mig_ci = (int)m.ci_id;
-                        du->mig_start = (int)m.start;
-                        du->mig_profile = m.profile_name;
-                        du->mem = m.mem_total;
-                        snprintf(du->gpu_uuid, sizeof(du->gpu_uuid), "%s", g->uuid);
-                        snprintf(du->mig_uuid, sizeof(du->mig_uuid), "%s", m.uuid);
-                        free(kerf_u64map_del(&n->migs, unit));
-                        kerf_u64map_put(&n->migs, unit, du);
-                } else {
-                        free(du);
-                }
-                kerf_sched_mig_done(n->sched, unit, r);
-                if (r == 0) {
-                        kerf_store_unit su;
-                        unit_to_store(du, 0, "ready", &su);
-                        kerf_store_unit_upsert(n->store, &su);
-                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
-                                     "created MIG %s at slice %u on GPU %u (gi %d, %s) for task "
-                                     "%llu",
-                                     du->mig_profile, d->mig_start, d->gpu, du->mig_gi,
-                                     du->mig_uuid, (unsigned long long)d->task);
-                        kerfd__audit(n, "kerfd", "", "mig.create", du->mig_uuid, "ok", "", g->uuid);
-                } else {
-                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
-                                     "MIG create (profile %u at %u) on GPU %u refused: %s %s",
-                                     d->mig_profile_id, d->mig_start, d->gpu, kerf_strerror(r),
-                                     n->backend ? kerf_backend_errmsg(n->backend) : "");
-                        log_warn("MIG create on GPU %u refused: %s", d->gpu,
-                                 n->backend ? kerf_backend_errmsg(n->backend) : "no backend");
-                }
-        } else {
-                dunit *du = kerf_u64map_get(&n->migs, unit);
-                if (!du)
-                        r = 0; /* nothing on the device: nothing to destroy */
-                else if (n->backend && b >= 0)
-                        r = kerf_backend_mig_destroy(n->backend, (unsigned)b, (unsigned)du->mig_gi);
-                else
-                        r = -KERF_EBACKEND;
-                if (r == -ENOENT)
-                        r = 0;
-                kerf_sched_mig_done(n->sched, unit, r);
-                kerfd__event(n, "mig_destroy", (int)d->gpu, unit, 0, 0, NULL,
-                             "MIG instance unit %llu on GPU %u %s%s", (unsigned long long)unit,
-                             d->gpu, r ? "not destroyed: " : "destroyed",
-                             r ? kerf_strerror(r) : "");
-                if (r == 0) {
-                        kerf_store_unit_delete(n->store, unit);
-                        kerfd__audit(n, "kerfd", "", "mig.destroy",
-                                     du && du->mig_uuid[0] ? du->mig_uuid : "unit", "ok", "",
-                                     g->uuid);
-                        free(kerf_u64map_del(&n->migs, unit));
-                }
-        }
-}
-
-static void do_preempt(kerfd_node *n, const kerf_decision *d)
-{
-        dtask *t = kerfd__live(n, d->task);
-        char obj[64];
-
-        if (!t)
-                return;
-        n->preemptions_total++;
-        t->rec.preemptions++;
-        set_reason(t, &d->reason);
-        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
-        if (t->in_exec) {
-                kerf_exec_stop(n->exec, t->rec.id, KERF_EXEC_PREEMPT, n->cfg.grace_s * 1000,
-                               kerfd_mono_ms());
-                t->stopping = true;
-                t->stop_requeue = true;
-        }
-        t->rec.pid = t->rec.pgid = 0;
-        t->rec.proc_start = 0;
-        /* its units are already released in the scheduler: drop the store rows */
-        kerf_store_begin(n->store);
-        for (unsigned i = 0; i < t->n_units; i++) {
-                if (t->units[i].kind == KERF_UNIT_MIG) {
-                        kerf_store_unit su;
-                        unit_to_store(&t->units[i], 0, "ready", &su);
-                        kerf_store_unit_upsert(n->store, &su);
-                } else {
-                        kerf_store_unit_delete(n->store, t->units[i].id);
-                }
-        }
-        kerf_store_task_update(n->store, &t->rec);
-        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
-        kerfd__audit(n, "kerfd", t->rec.tenant, "task.preempt", obj, "ok", d->reason.text,
-                     t->n_units ? t->units[0].gpu_uuid : "");
-        kerfd__event(n, "preempt", t->n_units ? (int)t->units[0].gpu : -1,
-                     t->n_units ? t->units[0].id : 0, t->rec.id, 0, NULL,
-                     "task %llu preempted by task %llu: %s", (unsigned long long)t->rec.id,
-                     (unsigned long long)d->by_task, d->reason.text);
-        if (kerf_store_commit(n->store) < 0)
-                kerf_store_rollback(n->store);
-        log_info("task %llu preempted by task %llu", (unsigned long long)t->rec.id,
-                 (unsigned long long)d->by_task);
-        t->n_units = 0;
-        t->rec.route[0] = 0;
-}
-
-static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
-{
-        kerf_exec_unit u;
-        kerf_exec_spec sp;
-        kerf_exec_proc p;
-        kerf_exec_failure f;
-        char vis[KERF_MAX_TASK_GPUS * KERF_UUID_LEN] = "", region[4500], cwd[4500];
-        size_t vl = 0;
-        int r;
-
-        memset(&u, 0, sizeof(u));
-        memset(&sp, 0, sizeof(sp));
-        for (unsigned i = 0; i < t->n_units; i++) {
-                const dunit *du = &t->units[i];
-                vl += (size_t)snprintf(vis + vl, sizeof(vis) - vl, "%s%s", i ? "," : "",
-                                       du->kind == KERF_UNIT_MIG && du->mig_uuid[0] ? du->mig_uuid
-                                                                                    : du->gpu_uuid);
-        }
-        if (t->n_units) {
-                u.kind = t->units[0].kind;
-                u.visible_devices = vis;
-                u.unit_id = t->units[0].id;
-                if (u.kind == KERF_UNIT_SLICE || u.kind == KERF_UNIT_TSLICE ||
-                    u.kind == KERF_UNIT_MPS) {
-                        snprintf(region, sizeof(region), "%s/slice-%llu", n->region_dir,
-                                 (unsigned long long)u.unit_id);
-                        u.shim_path = n->shim_path;
-                        u.region_path = region;
-                        u.memory_limit = t->units[0].mem;
-                        u.compute_pct = t->units[0].compute;
-                        u.compute_limit_pct = t->units[0].compute_limit > t->units[0].compute
-                                                  ? t->units[0].compute_limit
-                                                  : t->units[0].compute;
-                        if (u.compute_limit_pct == 0)
-                                u.compute_limit_pct = 100;
-                        if (u.kind == KERF_UNIT_MPS)
-                                u.mps_thread_pct = u.compute_pct;
-                }
-                sp.unit = &u;
-        }
-        if (t->rec.cwd) {
-                snprintf(cwd, sizeof(cwd), "%s", t->rec.cwd);
-        } else {
-                snprintf(cwd, sizeof(cwd), "%s/work/%llu", n->cfg.state_dir,
-                         (unsigned long long)t->rec.id);
-                if (mkdir(cwd, 0750) < 0 && errno != EEXIST)
-                        snprintf(cwd, sizeof(cwd), "/");
-                else if (t->rec.uid >= 0 && geteuid() == 0)
-                        (void)chown(cwd, (uid_t)t->rec.uid, (gid_t)t->rec.gid);
-        }
-        sp.task_id = t->rec.id;
-        sp.argv = (const char *const *)t->argv;
-        sp.env = (const char *const *)t->env;
-        sp.cwd = cwd;
-        if (t->rec.uid >= 0 && (geteuid() == 0 || (uid_t)t->rec.uid != geteuid())) {
-                sp.run_as = true;
-                sp.uid = (uid_t)t->rec.uid;
-                sp.gid = (gid_t)(t->rec.gid >= 0 ? t->rec.gid : t->rec.uid);
-        }
-        sp.socket_path = n->cfg.socket;
-        memset(&f, 0, sizeof(f));
-        r = kerf_exec_start(n->exec, &sp, &p, &f);
-        if (r < 0) {
-                snprintf(err, errlen, "could not start: %s failed: %s",
-                         kerf_exec_stage_name(f.stage), strerror(f.err ? f.err : -r));
-                return r;
-        }
-        t->in_exec = true;
-        t->stopping = false;
-        t->rec.pid = p.pid;
-        t->rec.pgid = p.pgid;
-        t->rec.proc_start = p.starttime;
-        free(t->rec.log_stdout);
-        free(t->rec.log_stderr);
-        t->rec.log_stdout = strdup(p.stdout_path);
-        t->rec.log_stderr = strdup(p.stderr_path);
-        return 0;
-}
-
-static void do_start(kerfd_node *n, const kerf_decision *d)
-{
-        dtask *t = kerfd__live(n, d->task);
-        char err[256] = "";
-
-        if (!t)
-                return;
-        kerfd__units_refresh(n, t);
-        set_reason(t, &d->reason);
-        if (t->in_exec) {
-                /* the preempted process of this very task is still stopping: start later */
-                t->stop_requeue = true;
-                return;
-        }
-        if (t->rec.started_ms)
-                t->rec.restarts++;
-        t->rec.started_ms = (int64_t)kerfd_now_ms();
-        t->started_mono = t->last_active_mono = kerfd_mono_ms();
-        if (t->argv && start_process(n, t, err, sizeof(err)) < 0) {
-                kerfd__commit_task(n, t, false, "kerfd", "task.start", "error", err);
-                kerfd__task_end(n, t, "failed", "failure", "kerfd", err);
-                return;
-        }
-        snprintf(t->rec.state, sizeof(t->rec.state), "running");
-        kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok", d->reason.text);
-        log_info("task %llu started (pid %lld) on %s unit %llu, GPU %u",
-                 (unsigned long long)t->rec.id, (long long)t->rec.pid, t->rec.route,
-                 t->n_units ? (unsigned long long)t->units[0].id : 0ULL,
-                 t->n_units ? t->units[0].gpu : 0);
-}
-
-/* A deferred start (its previous process had not gone yet) once the old one is reaped. */
-static void retry_deferred(kerfd_node *n, dtask *t)
-{
-        kerf_task_info ti;
-        kerf_decision d;
-
-        if (kerf_sched_task_get(n->sched, t->rec.id, &ti) < 0 || ti.state != KERF_TASK_RUNNING)
-                return;
-        memset(&d, 0, sizeof(d));
-        d.kind = KERF_DEC_START;
-        d.task = t->rec.id;
-        d.reason = ti.reason;
-        do_start(n, &d);
-}
-
 static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
 {
         dtask *t = kerfd__live(n, e->task_id);
@@ -593,7 +336,9 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
                 t->stop_requeue = false;
                 t->rec.exit_code = -1;
                 t->rec.signal = 0;
-                retry_deferred(n, t);
+                kerfd__fence_release(n, t);
+                kerfd__slice_remove(n, t);
+                kerfd__retry_deferred(n, t);
                 return;
         }
         if (t->stopping) {
@@ -629,6 +374,12 @@ static void check_limits(kerfd_node *n, uint64_t mono)
                 t = n->live.vals[i];
                 if (t->stopping || strcmp(t->rec.state, "running") != 0)
                         continue;
+                if (t->region) {
+                        /* the shim's last-activity stamp (same CLOCK_MONOTONIC) */
+                        uint64_t a = kerfd__slice_activity_ms(t);
+                        if (a > t->last_active_mono && a <= mono)
+                                t->last_active_mono = a;
+                }
                 if (t->max_runtime_s && mono - t->started_mono >= t->max_runtime_s * 1000) {
                         snprintf(text, sizeof(text), "max runtime of %llu s reached",
                                  (unsigned long long)t->max_runtime_s);
@@ -668,7 +419,7 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
         for (size_t g = 0; g < n->fleet->n_gpus && g < KERF_MAX_NODE_GPUS; g++) {
                 kerf_backend_gpu bg;
                 kerf_backend_util u;
-                int b = bidx(n, (unsigned)g), cnt;
+                int b = kerfd__bidx(n, (unsigned)g), cnt;
                 if (b < 0)
                         continue;
                 if (kerf_backend_gpu_get(n->backend, (unsigned)b, &bg) == 0)
@@ -709,6 +460,7 @@ void kerfd__tick(kerfd_node *n)
                 for (int i = 0; i < k; i++)
                         handle_exit(n, &ex[i]);
         } while (k == 32);
+        kerfd__fault_drain(n);
         check_limits(n, mono);
         poll_gpus(n, mono);
         for (int rounds = 0; rounds < 64; rounds++) {
@@ -718,14 +470,14 @@ void kerfd__tick(kerfd_node *n)
                 for (int i = 0; i < k; i++) {
                         switch (dec[i].kind) {
                         case KERF_DEC_PREEMPT:
-                                do_preempt(n, &dec[i]);
+                                kerfd__do_preempt(n, &dec[i]);
                                 break;
                         case KERF_DEC_MIG_CREATE:
                         case KERF_DEC_MIG_DESTROY:
-                                do_mig(n, &dec[i]);
+                                kerfd__do_mig(n, &dec[i]);
                                 break;
                         case KERF_DEC_START:
-                                do_start(n, &dec[i]);
+                                kerfd__do_start(n, &dec[i]);
                                 break;
                         default:
                                 break;
@@ -768,6 +520,7 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         int r;
 
         pthread_mutex_init(&n->mu, NULL);
+        pthread_mutex_init(&n->evq_mu, NULL);
         pthread_cond_init(&n->kick, NULL);
         n->cfg = *cfg;
         snprintf(n->exe_dir, sizeof(n->exe_dir), "%s", exe_dir);
@@ -776,6 +529,9 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         kerf_u64map_init(&n->migs);
         if ((r = kerfd__recover(n)) < 0)
                 return r;
+        if ((r = kerfd__fault_start(n)) < 0)
+                log_warn("device events are not watched: %s (XIDs will not be seen)",
+                         kerf_strerror(r));
         if ((r = pthread_create(&n->ticker, NULL, ticker, n)) != 0)
                 return -r;
         n->ticker_started = true;
@@ -791,12 +547,12 @@ void kerfd_node_stop(kerfd_node *n)
         if (n->ticker_started)
                 pthread_join(n->ticker, NULL);
         n->ticker_started = false;
-        if (n->backend)
-                kerf_backend_watch_stop(n->backend);
+        kerfd__fault_stop(n);
         /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */
         n->exec = kerf_exec_free(n->exec);
         n->store = kerf_store_close(n->store);
         n->backend = kerf_backend_close(n->backend);
         n->sched = kerf_sched_free(n->sched);
         n->fleet = kerf_fleet_free(n->fleet);
+        n->fence_ctx = kerf_fence_ctx_free(n->fence_ctx);
 }

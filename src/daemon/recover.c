@@ -371,6 +371,24 @@ static void recover_one(kerfd_node *n, kerf_store_task *rec)
         kerf_u64map_put(&n->live, t->rec.id, t);
         n->n_live++;
         memset(&why, 0, sizeof(why));
+        if (!strcmp(t->rec.state, "starting") && t->rec.pid <= 0 && t->argv) {
+                /* kerfd died between "starting" and the start's commit: did the fork happen? */
+                uint64_t st = 0;
+                pid_t p = kerfd__find_started(n, t->rec.id, &st);
+                if (p > 0) {
+                        log_info("recovery: task %llu was started (pid %d) but not committed: "
+                                 "adopting it, not starting it twice",
+                                 (unsigned long long)t->rec.id, (int)p);
+                        kerfd__event(n, "recover", -1, 0, t->rec.id, 0, NULL,
+                                     "task %llu: uncommitted start found as pid %d; adopted",
+                                     (unsigned long long)t->rec.id, (int)p);
+                        t->rec.pid = p;
+                        t->rec.pgid = p;
+                        t->rec.proc_start = st;
+                        if (!t->rec.started_ms)
+                                t->rec.started_ms = (int64_t)kerfd_now_ms();
+                }
+        }
         if (t->rec.pid > 0) {
                 kerf_unit_info ui[KERF_MAX_TASK_GPUS];
                 unsigned nu = 0;
@@ -414,11 +432,14 @@ static void recover_one(kerfd_node *n, kerf_store_task *rec)
                         return;
                 }
                 if (t->argv) {
+                        if (n->fence_ctx && kerf_fence_open(n->fence_ctx, t->rec.id, &t->fence) < 0)
+                                t->fence = NULL;
                         r = kerf_exec_adopt(n->exec, t->rec.id, (pid_t)t->rec.pid,
-                                            (pid_t)t->rec.pgid, t->rec.proc_start, NULL);
+                                            (pid_t)t->rec.pgid, t->rec.proc_start, t->fence);
                         t->in_exec = r == 0;
                 }
                 kerfd__units_refresh(n, t);
+                kerfd__slice_open(n, t);
                 snprintf(t->rec.state, sizeof(t->rec.state), "running");
                 t->started_mono = t->last_active_mono = kerfd_mono_ms();
                 if (t->rec.started_ms)
@@ -458,8 +479,16 @@ int kerfd__recover(kerfd_node *n)
         snprintf(path, sizeof(path), "%s/work", n->cfg.state_dir);
         mkdir(path, 0755);
         snprintf(n->region_dir, sizeof(n->region_dir), "%s/slices", n->cfg.state_dir);
-        mkdir(n->region_dir, 0755);
+        mkdir(n->region_dir, 0711);
         snprintf(n->shim_path, sizeof(n->shim_path), "%s/../lib/libkerf-cuda.so", n->exe_dir);
+        if (access(n->shim_path, R_OK) != 0) {
+                /* Slices are still scheduled, accounted and given their region, but nothing
+                 * inside the process enforces their memory cap or compute share. Say so. */
+                log_warn("%s not found: software slices (slice, tslice, mps) run WITHOUT "
+                         "in-process enforcement of their memory cap and compute share",
+                         n->shim_path);
+                n->shim_path[0] = '\0';
+        }
         if ((r = kerfd__open_backend(n)) < 0)
                 return r;
         for (size_t g = 0; g < KERF_MAX_NODE_GPUS; g++)
@@ -487,6 +516,8 @@ int kerfd__recover(kerfd_node *n)
                 return r;
         }
         adopt_migs(n);
+        kerfd__fault_restore(n);
+        kerfd__fence_init(n);
         kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev);
         n->next_task_id = max_task;
         if ((r = kerf_store_task_foreach(n->store, &f, collect, &x)) < 0) {
@@ -496,7 +527,8 @@ int kerfd__recover(kerfd_node *n)
         /* running tasks first, so their units are taken before pending ones queue */
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < x.len; i++)
-                        if ((x.recs[i].pid > 0) == (pass == 0))
+                        if ((x.recs[i].pid > 0 || !strcmp(x.recs[i].state, "starting")) ==
+                            (pass == 0))
                                 recover_one(n, &x.recs[i]);
         for (size_t i = 0; i < x.len; i++)
                 kerf_store_task_fini(&x.recs[i]);

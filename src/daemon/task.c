@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kerf/slice_abi.h"
 #include "kerf/errno.h"
 
 static void free_strv(char **v)
@@ -22,6 +23,8 @@ dtask *kerfd_task_free(dtask *t)
         if (!t)
                 return NULL;
         kerf_store_task_fini(&t->rec);
+        kerf_slice_region_unmap(t->region);
+        kerf_fence_free(t->fence); /* the cgroup stays: a restarted kerfd re-opens it */
         if (t->req_json)
                 json_decref(t->req_json);
         free_strv(t->argv);
@@ -214,8 +217,10 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                 if (!(v = json_object_get(o, "pid")) || !get_int(v, 1, 0x7fffffff, &x))
                         BAD("invalid_argument", "pid: required, a process id");
                 t->rec.pid = x;
-                if (!(v = json_object_get(o, "lease_s")) || !get_int(v, 30, 3600, &x))
-                        BAD("invalid_argument", "lease_s: required, an integer 30..3600");
+                if (!(v = json_object_get(o, "lease_s")) ||
+                    !get_int(v, n->cfg.min_lease_s, 3600, &x))
+                        BAD("invalid_argument", "lease_s: required, an integer %u..3600",
+                            n->cfg.min_lease_s);
         } else {
                 size_t i;
                 json_t *a;

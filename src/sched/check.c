@@ -2,6 +2,7 @@
 /* check.c - full invariant check of the scheduler state (for tests and debugging) */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -57,6 +58,29 @@ static int check_gpu(const kerf_sched *s, const sgpu *g, char *err, size_t errle
                                      kerf_unit_kind_name(u->kind), (unsigned long long)u->id,
                                      g->idx, kerf_gpu_mode_name(g->mode));
                 }
+                if (u->kind != KERF_UNIT_MIG && u->state != KERF_UNIT_ASSIGNED)
+                        FAIL("%s unit %llu is %s", kerf_unit_kind_name(u->kind),
+                             (unsigned long long)u->id, kerf_unit_state_name(u->state));
+                if (u->create_pending && u->state != KERF_UNIT_FAULT)
+                        FAIL("unit %llu marked create-pending while %s", (unsigned long long)u->id,
+                             kerf_unit_state_name(u->state));
+                if ((u->state == KERF_UNIT_READY || u->state == KERF_UNIT_FAULT) && u->task)
+                        FAIL("%s unit %llu still points at task %llu",
+                             kerf_unit_state_name(u->state), (unsigned long long)u->id,
+                             (unsigned long long)u->task->id);
+                if ((u->state == KERF_UNIT_CREATING || u->state == KERF_UNIT_DESTROYING) &&
+                    u->task) {
+                        const stask *t = u->task;
+                        if (kerf_u64map_get(&s->tasks, t->id) != t ||
+                            t->state != KERF_TASK_STARTING)
+                                FAIL("%s unit %llu waits for a task that is not starting",
+                                     kerf_unit_state_name(u->state), (unsigned long long)u->id);
+                        bool creating = u->state == KERF_UNIT_CREATING;
+                        if (creating != (t->n_units == 1 && t->units[0] == u))
+                                FAIL("%s unit %llu and task %llu disagree",
+                                     kerf_unit_state_name(u->state), (unsigned long long)u->id,
+                                     (unsigned long long)t->id);
+                }
                 if (u->state == KERF_UNIT_ASSIGNED) {
                         const stask *t = u->task;
                         if (!t || kerf_u64map_get(&s->tasks, t->id) != t)
@@ -100,7 +124,7 @@ static int check_gpu(const kerf_sched *s, const sgpu *g, char *err, size_t errle
 }
 
 static int check_task(const kerf_sched *s, const stask *t, uint64_t (*use)[KERF_RES_COUNT],
-                      char *err, size_t errlen)
+                      uint8_t *plan, uint64_t *node_use, char *err, size_t errlen)
 {
         if (t->doomed)
                 FAIL("task %llu left doomed", (unsigned long long)t->id);
@@ -134,8 +158,36 @@ static int check_task(const kerf_sched *s, const stask *t, uint64_t (*use)[KERF_
                                 FAIL("task %llu spans nodes", (unsigned long long)t->id);
                 }
         }
+        if (t->state == KERF_TASK_STARTING) {
+                if (t->route != KERF_UNIT_MIG || t->n_units > 1)
+                        FAIL("starting task %llu is not a MIG task with at most one unit",
+                             (unsigned long long)t->id);
+                if (t->n_units == 1 && (t->units[0]->state != KERF_UNIT_CREATING ||
+                                        t->units[0]->task != t || t->destroys_left))
+                        FAIL("starting task %llu's unit is not being created for it",
+                             (unsigned long long)t->id);
+                if (t->n_units == 0) {
+                        /* waiting for destroys, or for its create at the next step */
+                        const sgpu *g = &s->gpus[t->plan.gpus[0]];
+                        unsigned nd = 0;
+                        for (const sunit *u = g->head; u; u = u->next)
+                                nd += u->task == t && u->state == KERF_UNIT_DESTROYING;
+                        bool ready = false;
+                        for (size_t i = 0; i < s->n_ready; i++)
+                                ready |= s->ready[i] == t;
+                        if (nd != t->destroys_left || (nd == 0) != ready)
+                                FAIL("starting task %llu waits for %u destroys, %u outstanding%s",
+                                     (unsigned long long)t->id, t->destroys_left, nd,
+                                     ready ? ", and is ready to create" : "");
+                        plan[t->plan.gpus[0]] |= kerf_mig_slice_mask(t->plan.prof, t->plan.start);
+                }
+        }
+        if (t->borrowing && t->tenant->cohort < 0)
+                FAIL("task %llu borrows, its tenant has no cohort", (unsigned long long)t->id);
         for (unsigned r = 0; r < KERF_RES_COUNT; r++)
                 use[t->tenant->idx][r] += t->charge[r];
+        node_use[2 * t->node] += t->cpu;
+        node_use[2 * t->node + 1] += t->hmem;
         return 0;
 }
 
@@ -154,17 +206,43 @@ int kerf_sched_check(const kerf_sched *s, char *err, size_t errlen)
         memset(use, 0, sizeof(use));
         uint64_t pending = 0, running = 0;
         size_t npend[256] = {0};
-        for (size_t i = 0; i < s->tasks.cap; i++) {
+        uint8_t *plan = calloc(s->n_gpus, sizeof(*plan));
+        uint64_t *node_use = calloc(2 * s->fleet->n_nodes, sizeof(*node_use));
+        int rc = plan && node_use ? 0 : -ENOMEM;
+        for (size_t i = 0; i < s->tasks.cap && rc == 0; i++) {
                 if (!s->tasks.keys[i] || s->tasks.keys[i] == UINT64_MAX)
                         continue;
                 const stask *t = s->tasks.vals[i];
-                int r = check_task(s, t, use, err, errlen);
-                if (r < 0)
-                        return r;
+                rc = check_task(s, t, use, plan, node_use, err, errlen);
+                if (rc < 0)
+                        break;
                 pending += t->state == KERF_TASK_PENDING;
                 running += t->state == KERF_TASK_RUNNING;
                 npend[t->tenant->idx] += t->state == KERF_TASK_PENDING;
         }
+        for (size_t i = 0; i < s->n_gpus && rc == 0; i++)
+                if (plan[i] != s->gpus[i].mig_plan_mask) {
+                        if (err)
+                                snprintf(err, errlen,
+                                         "GPU %zu MIG slices %#x planned, starting tasks plan %#x",
+                                         i, s->gpus[i].mig_plan_mask, plan[i]);
+                        rc = -KERF_ECORRUPT;
+                }
+        for (size_t n = 0; n < s->fleet->n_nodes && rc == 0; n++) {
+                const kerf_node_desc *nd = &s->fleet->nodes[n];
+                const snode *sn = &s->nodes[n];
+                if ((nd->cpu_milli && sn->cpu_free + node_use[2 * n] != nd->cpu_milli) ||
+                    (nd->mem_bytes && sn->mem_free + node_use[2 * n + 1] != nd->mem_bytes)) {
+                        if (err)
+                                snprintf(err, errlen, "node %s CPU/host-memory accounting drift",
+                                         nd->name);
+                        rc = -KERF_ECORRUPT;
+                }
+        }
+        free(plan);
+        free(node_use);
+        if (rc < 0)
+                return rc;
         if (pending != s->st.pending || running != s->st.running)
                 FAIL("stats drift: pending %llu/%llu running %llu/%llu",
                      (unsigned long long)pending, (unsigned long long)s->st.pending,

@@ -12,11 +12,25 @@
 struct stask;
 struct stenant;
 
-/* Request classes for the fragmentation score: shares needing (i+1)*10% compute for i < 10,
- * then whole-GPU requests of 1, 2, 4 and 8 GPUs. */
-#define KERF_NCLS_SHARE 10
-#define KERF_NCLS       14
-void kerf__class_note(struct kerf_sched *s, unsigned ngpus, bool whole, unsigned compute);
+/* Request classes for the fragmentation score (frag.c): at most KERF_NCLS distinct shapes,
+ * the least popular replaced when a new one arrives. */
+#define KERF_NCLS 64
+typedef struct sclass {
+        unsigned ngpus;         /* GPUs on one node */
+        unsigned compute;       /* per GPU, percent (100 for whole GPUs) */
+        unsigned permille;      /* per-GPU memory as a fraction of the GPU, or 0 */
+        uint64_t mem;           /* per-GPU memory in bytes when permille is 0 */
+        uint64_t mask;          /* allowed models, 0 = any */
+        unsigned cpu_b, hmem_b; /* quarter-octave buckets of node CPU and host memory (key) */
+        uint64_t cpu, hmem;     /* the largest CPU and host memory seen in the buckets */
+        double w;               /* decayed popularity */
+        double we;              /* w weighted by the scarcity of its models (this decision) */
+        uint32_t stamp;         /* changes when the slot gets a new class */
+} sclass;
+struct stask;
+struct sgpu;
+void kerf__class_note(struct kerf_sched *s, const struct stask *t, bool whole);
+void kerf__frag_free(struct kerf_sched *s);
 
 typedef struct sunit {
         uint64_t id;
@@ -28,6 +42,7 @@ typedef struct sunit {
         unsigned compute, limit;
         const kerf_mig_profile *prof;
         unsigned start;
+        bool create_pending; /* FAULT while its create is unanswered: mig_done still applies */
         struct sunit *next, *prev; /* per-GPU list, in creation order */
 } sunit;
 
@@ -120,7 +135,9 @@ typedef struct stask {
         unsigned destroys_left; /* STARTING: destroys outstanding before the create */
         splan plan;             /* STARTING: what to create */
         unsigned preemptions;
-        bool doomed; /* preemption what-if: counted as gone */
+        bool doomed;    /* preemption what-if: counted as gone */
+        bool reclaimed; /* evicted by a reclaim: may not preempt until placed again, or a
+                         * reclaim and the priority preemptions it triggers could cycle */
         kerf_reason reason;
 } stask;
 
@@ -144,7 +161,10 @@ struct kerf_sched {
         stask **ready; /* STARTING tasks whose destroys are done: emit their create next step */
         size_t n_ready, cap_ready;
         kerf_sched_stats st;
-        double cls[KERF_NCLS]; /* decayed popularity of request classes (fragmentation score) */
+        sclass cls[KERF_NCLS]; /* request classes and their popularity (frag.c) */
+        unsigned n_cls;
+        uint32_t cls_stamp;
+        struct fnode *fnodes; /* per-node fragmentation cache (frag.c), allocated on first use */
         /* decisions not yet handed out by kerf_sched_step (FIFO) */
         kerf_decision *dq;
         size_t dq_head, dq_len, dq_cap;
@@ -180,6 +200,14 @@ bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind ro
                           size_t len);
 const kerf_mig_profile *kerf__mig_profile_for(const stask *t, const kerf_gpu_model *m);
 uint64_t kerf__task_mem_on(const stask *t, const sgpu *g);
+
+/* frag.c: the KERF fragmentation score; the change of sum_m p_m F_n(m) when a share on g
+ * leaves it `after` free milli-GPUs, or when whole GPUs sel[0..n) of a node are taken. */
+unsigned kerf__gpu_free_milli(const kerf_sched *s, const sgpu *g);
+void kerf__frag_begin(kerf_sched *s);
+double kerf__frag_share_delta(kerf_sched *s, const stask *t, const sgpu *g, unsigned after);
+double kerf__frag_whole_delta(kerf_sched *s, const stask *t, unsigned node, const unsigned *sel,
+                              unsigned n);
 
 /* units.c */
 sunit *kerf__unit_new(kerf_sched *s, sgpu *g, kerf_unit_kind kind);

@@ -6,24 +6,6 @@
 
 #include "internal.h"
 
-static const unsigned whole_k[4] = {1, 2, 4, 8};
-
-void kerf__class_note(kerf_sched *s, unsigned ngpus, bool whole, unsigned compute)
-{
-        unsigned c;
-        if (whole) {
-                c = KERF_NCLS_SHARE + (ngpus >= 8 ? 3 : ngpus >= 4 ? 2 : ngpus >= 2 ? 1 : 0);
-        } else {
-                c = compute == 0 ? 0 : (compute - 1) / 10;
-                if (c >= KERF_NCLS_SHARE)
-                        c = KERF_NCLS_SHARE - 1;
-        }
-        /* exponential decay keeps the estimate of the target workload recent */
-        for (unsigned i = 0; i < KERF_NCLS; i++)
-                s->cls[i] *= 0.999;
-        s->cls[c] += 1.0;
-}
-
 uint64_t kerf__task_mem_on(const stask *t, const sgpu *g)
 {
         if (t->mem_permille)
@@ -44,80 +26,6 @@ static bool node_ok(const kerf_sched *s, const stask *t, unsigned n)
 {
         const snode *nd = &s->nodes[n];
         return nd->cpu_free >= t->cpu && nd->mem_free >= t->hmem;
-}
-
-/* Free fraction of a GPU in percent (the scarcer of compute and memory), as the fragmentation
- * score sees it. Exact, not rounded: rounding noise would decide ties. */
-static double gpu_free_pct(const sgpu *g)
-{
-        if (g->faulted)
-                return 0;
-        switch (g->mode) {
-        case KERF_GPU_MODE_FREE:
-                return 100;
-        case KERF_GPU_MODE_SHARED:
-        case KERF_GPU_MODE_MPS: {
-                double c = 100.0 - g->comp_res;
-                double m = (double)(g->mem_total - g->mem_res) * 100.0 / (double)g->mem_total;
-                return c < m ? c : m;
-        }
-        default:
-                return 0;
-        }
-}
-
-static double frag_gpu(const kerf_sched *s, double freep)
-{
-        double f = 0;
-        for (unsigned m = 0; m < KERF_NCLS_SHARE; m++)
-                if (freep < (m + 1) * 10)
-                        f += s->cls[m] * freep;
-        return f;
-}
-
-static double frag_node(const kerf_sched *s, unsigned nfree, double shared_free)
-{
-        double f = 0;
-        for (unsigned k = 0; k < 4; k++)
-                f += s->cls[KERF_NCLS_SHARE + k] *
-                     (nfree >= whole_k[k] ? shared_free : shared_free + 100.0 * nfree);
-        return f;
-}
-
-typedef struct nodeagg {
-        unsigned nfree;
-        double shared_free;
-} nodeagg;
-
-static void node_agg(const kerf_sched *s, unsigned n, nodeagg *a)
-{
-        const kerf_node_desc *nd = &s->fleet->nodes[n];
-        a->nfree = a->shared_free = 0;
-        for (unsigned i = 0; i < nd->n_gpus; i++) {
-                const sgpu *g = &s->gpus[nd->first_gpu + i];
-                if (g->faulted)
-                        continue;
-                if (g->mode == KERF_GPU_MODE_FREE)
-                        a->nfree++;
-                else if (g->mode == KERF_GPU_MODE_SHARED || g->mode == KERF_GPU_MODE_MPS)
-                        a->shared_free += gpu_free_pct(g);
-        }
-}
-
-/* Change in fragmentation when GPU g (on a node with aggregate a) goes to free_after. */
-static double frag_delta(const kerf_sched *s, const sgpu *g, const nodeagg *a, double after,
-                         bool becomes_shared)
-{
-        double before = gpu_free_pct(g);
-        nodeagg b = *a;
-        if (g->mode == KERF_GPU_MODE_FREE)
-                b.nfree--;
-        else
-                b.shared_free -= before;
-        if (becomes_shared)
-                b.shared_free += after;
-        return frag_gpu(s, after) - frag_gpu(s, before) + frag_node(s, b.nfree, b.shared_free) -
-               frag_node(s, a->nfree, a->shared_free);
 }
 
 static void charge_set(splan *p, const sgpu *g)
@@ -176,6 +84,14 @@ static void gpu_eff(const kerf_sched *s, const sgpu *g, geff *e)
                 e->mode = KERF_GPU_MODE_FREE;
 }
 
+/* Free milli-GPUs left on g after a share of `comp` percent and `mem` bytes. */
+static unsigned share_after(const sgpu *g, const geff *e, unsigned comp, uint64_t mem)
+{
+        uint64_t c = (100 - e->comp_res - comp) * 10ULL;
+        uint64_t m = (g->mem_total - e->mem_res - mem) * 1000 / g->mem_total;
+        return (unsigned)(c < m ? c : m);
+}
+
 static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
                             char *text, size_t len)
 {
@@ -186,8 +102,11 @@ static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int o
         uint64_t best_left = 0;
         bool any_model = false, node_short = false;
         uint64_t total_free_mem = 0, max_mem = 0;
-        nodeagg agg = {0, 0};
-        int agg_node = -1;
+
+        /* one candidate (a what-if probe of one GPU): nothing to compare */
+        bool frag = s->pol.place == KERF_PLACE_KERF && only < 0;
+        if (frag)
+                kerf__frag_begin(s);
 
         for (size_t i = 0; i < s->n_gpus; i++) {
                 sgpu *g = &s->gpus[i];
@@ -225,15 +144,9 @@ static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int o
                         continue;
                 case KERF_PLACE_KERF:
                 default:
-                        if (agg_node != (int)g->d->node) {
-                                node_agg(s, g->d->node, &agg);
-                                agg_node = (int)g->d->node;
-                        }
-                        {
-                                double c = 100.0 - e.comp_res - comp;
-                                double m = (double)(mfree - mem) * 100.0 / (double)g->mem_total;
-                                score = frag_delta(s, g, &agg, c < m ? c : m, true);
-                        }
+                        if (frag)
+                                score =
+                                    kerf__frag_share_delta(s, t, g, share_after(g, &e, comp, mem));
                         if (best < 0 || score < best_score - 1e-9 ||
                             (score < best_score + 1e-9 && left < best_left)) {
                                 best = (int)i;
@@ -353,6 +266,9 @@ static kerf_why place_whole(kerf_sched *s, stask *t, int only, splan *plan, char
         unsigned total_free = 0, max_node_free = 0;
         bool node_short = false;
 
+        bool frag = s->pol.place == KERF_PLACE_KERF && only < 0 && s->only_node < 0;
+        if (frag)
+                kerf__frag_begin(s);
         for (size_t ni = 0; ni < s->fleet->n_nodes; ni++) {
                 const kerf_node_desc *nd = &s->fleet->nodes[ni];
                 unsigned cand[KERF_MAX_NODE_GPUS], nc = 0;
@@ -384,17 +300,8 @@ static kerf_why place_whole(kerf_sched *s, stask *t, int only, splan *plan, char
                         memcpy(best_sel, sel, n * sizeof(*sel));
                         break;
                 }
-                if (s->pol.place == KERF_PLACE_KERF) {
-                        nodeagg a;
-                        node_agg(s, (unsigned)ni, &a);
-                        nodeagg b = a;
-                        b.nfree -= n;
-                        score = frag_node(s, b.nfree, b.shared_free) -
-                                frag_node(s, a.nfree, a.shared_free) - n * frag_gpu(s, 100);
-                        if (n == 1) {
-                                /* any free GPU of the node scores the same; keep fleet order */
-                        }
-                }
+                if (frag)
+                        score = kerf__frag_whole_delta(s, t, (unsigned)ni, sel, n);
                 bool better;
                 if (best_node < 0)
                         better = true;

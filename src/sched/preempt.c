@@ -19,15 +19,23 @@ static int victim_cmp(const void *a, const void *b)
 
 /* May `t` preempt `v`? By priority: v is preemptible and strictly lower. By reclaim: v runs on
  * quota borrowed within t's cohort (then t itself must end up within its nominal quota). */
+static bool cohort_peers(const stask *t, const stask *v)
+{
+        return v->tenant != t->tenant && t->tenant->cohort >= 0 &&
+               v->tenant->cohort == t->tenant->cohort;
+}
+
+/* Within a cohort a tenant's nominal quota is its own: a peer may evict its tasks by priority
+ * only while they run on borrowed quota. Without this, a lender reclaiming from a
+ * higher-priority borrower and the borrower preempting back by priority would alternate. */
 static bool by_priority(const stask *t, const stask *v)
 {
-        return v->preemptible && v->prio < t->prio;
+        return v->preemptible && v->prio < t->prio && (!cohort_peers(t, v) || v->borrowing);
 }
 
 static bool by_reclaim(const stask *t, const stask *v)
 {
-        return v->borrowing && v->tenant != t->tenant && t->tenant->cohort >= 0 &&
-               v->tenant->cohort == t->tenant->cohort;
+        return v->borrowing && cohort_peers(t, v);
 }
 
 static bool eligible(const stask *t, const stask *v)
@@ -45,23 +53,6 @@ static void doom(kerf_sched *s, stask *v, bool on)
                 else
                         v->tenant->usage[r] += v->charge[r];
         }
-}
-
-/* Does t fit (placement + quota) with the doomed tasks gone, within the scope? */
-static bool fits(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, int node, bool reclaim,
-                 splan *plan)
-{
-        char text[KERF_TEXT_LEN];
-        s->only_node = node;
-        kerf_why w = kerf__place_route(s, t, route, gpu, plan, text, sizeof(text));
-        s->only_node = -1;
-        if (w != KERF_WHY_NONE)
-                return false;
-        bool borrow = false;
-        if (kerf__quota_check(s, t->tenant, plan->charge, &borrow, NULL, 0) != KERF_WHY_NONE)
-                return false;
-        /* a reclaimer must not itself borrow, or two tenants could evict each other forever */
-        return !(reclaim && borrow);
 }
 
 typedef struct vset {
@@ -86,6 +77,34 @@ static bool any_reclaim(const stask *t, const vset *vs)
         return false;
 }
 
+/* A task that must borrow may not take, by priority, the place of a task of another tenant of
+ * its cohort: that tenant could reclaim its lent quota at once and the two would evict each
+ * other forever (Kueue's borrowWithinCohort off). */
+static bool evicts_cohort_peer(const stask *t, const vset *vs)
+{
+        for (unsigned i = 0; i < vs->n; i++)
+                if (cohort_peers(t, vs->v[i]))
+                        return true;
+        return false;
+}
+
+/* Does t fit (placement + quota) with the doomed tasks of vs gone, within the scope? */
+static bool fits(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, int node, const vset *vs,
+                 splan *plan)
+{
+        char text[KERF_TEXT_LEN];
+        s->only_node = node;
+        kerf_why w = kerf__place_route(s, t, route, gpu, plan, text, sizeof(text));
+        s->only_node = -1;
+        if (w != KERF_WHY_NONE)
+                return false;
+        bool borrow = false;
+        if (kerf__quota_check(s, t->tenant, plan->charge, &borrow, NULL, 0) != KERF_WHY_NONE)
+                return false;
+        /* a reclaimer must not itself borrow, or two tenants could evict each other forever */
+        return !borrow || (!any_reclaim(t, vs) && !evicts_cohort_peer(t, vs));
+}
+
 /* Greedily dooms candidates until t fits in the scope, then drops every victim that is not
  * needed. Leaves nothing doomed. Returns true and fills *out when a set exists. */
 static bool try_scope(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, int node,
@@ -99,7 +118,7 @@ static bool try_scope(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, in
                         continue;
                 doom(s, cand[i], true);
                 vs.v[vs.n++] = cand[i];
-                if (fits(s, t, route, gpu, node, any_reclaim(t, &vs), &plan)) {
+                if (fits(s, t, route, gpu, node, &vs, &plan)) {
                         ok = true;
                         break;
                 }
@@ -110,7 +129,7 @@ static bool try_scope(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, in
                         stask *v = vs.v[i];
                         doom(s, v, false);
                         vs.v[i] = vs.v[--vs.n];
-                        if (fits(s, t, route, gpu, node, any_reclaim(t, &vs), &plan))
+                        if (fits(s, t, route, gpu, node, &vs, &plan))
                                 continue;
                         vs.v[vs.n++] = vs.v[i];
                         vs.v[i] = v;
@@ -153,6 +172,8 @@ static unsigned gather(kerf_sched *s, stask *t, int g, int n, stask **cand, unsi
 
 bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
 {
+        if (t->reclaimed)
+                return false;
         kerf_unit_kind routes[KERF_UNIT_KIND_COUNT];
         unsigned nr;
         if (t->route_req >= 0) {
@@ -231,6 +252,7 @@ bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
                 v->preemptions++;
                 s->st.preemptions++;
                 kerf__task_evict(s, v, why_v.code, t->id, text);
+                v->reclaimed = reclaim;
                 /* a victim must not block its own queue's next decision: it re-enters fairly */
         }
         char text[KERF_TEXT_LEN];

@@ -18,6 +18,11 @@ int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, u
                 only = kerf_u64map_get(&s->units, unit);
                 if (!only || only->gpu != gpu)
                         return -ENOENT;
+                /* an instance already being destroyed is going away: its fault changes nothing,
+                 * and the task waiting for its slices still gets them once the destroy is
+                 * confirmed (marking it FAULT would strand that task and its planned slices) */
+                if (only->state == KERF_UNIT_DESTROYING)
+                        return 0;
         }
         /* collect the tasks hit first: evicting changes the unit lists */
         stask *hit[KERF_MAX_NODE_GPUS * 8];
@@ -46,10 +51,12 @@ int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, u
                                 hit[nhit++] = t;
                 }
         }
-        if (only)
+        if (only) {
+                only->create_pending = only->state == KERF_UNIT_CREATING;
                 only->state = KERF_UNIT_FAULT;
-        else
+        } else {
                 g->faulted = true;
+        }
         char text[KERF_TEXT_LEN];
         if (only)
                 snprintf(text, sizeof(text), "MIG instance %llu (%s) of GPU %u faulted",
@@ -89,6 +96,13 @@ int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, u
         return (int)total;
 }
 
+/* A recovered instance is READY again, or CREATING when the backend has yet to answer. */
+static void unit_recover(sunit *u)
+{
+        u->state = u->create_pending ? KERF_UNIT_CREATING : KERF_UNIT_READY;
+        u->create_pending = false;
+}
+
 int kerf_sched_recover(kerf_sched *s, unsigned gpu, uint64_t unit)
 {
         if (!s || gpu >= s->n_gpus)
@@ -100,12 +114,12 @@ int kerf_sched_recover(kerf_sched *s, unsigned gpu, uint64_t unit)
                         return -ENOENT;
                 if (u->state != KERF_UNIT_FAULT)
                         return -KERF_ESTATE;
-                u->state = KERF_UNIT_READY;
+                unit_recover(u);
         } else {
                 g->faulted = false;
                 for (sunit *u = g->head; u; u = u->next)
                         if (u->state == KERF_UNIT_FAULT)
-                                u->state = KERF_UNIT_READY;
+                                unit_recover(u);
         }
         s->gen++;
         return 0;
@@ -254,7 +268,7 @@ size_t kerf_sched_task_list(const kerf_sched *s, kerf_task_state st, uint64_t *o
         }
         if (n)
                 qsort(all, n, sizeof(*all), cmp_u64);
-        if (out)
+        if (out && n && max)
                 memcpy(out, all, (n < max ? n : max) * sizeof(*out));
         free(all);
         return n;

@@ -189,6 +189,7 @@ kerf_sched *kerf_sched_free(kerf_sched *s)
         }
         free(s->tenants);
         free(s->cohorts);
+        kerf__frag_free(s);
         free(s->gpus);
         free(s->nodes);
         free(s->ready);
@@ -457,7 +458,7 @@ int kerf__submit(kerf_sched *s, const kerf_request *r, uint64_t forced_id, uint6
                 return -ENOMEM;
         }
         kerf__reason_set(&t->reason, KERF_WHY_NOT_TRIED, 0, "submitted, not yet considered");
-        kerf__class_note(s, t->ngpus, whole_route_only(s, t), t->compute);
+        kerf__class_note(s, t, whole_route_only(s, t));
         *ret_id = t->id;
         if (why)
                 kerf__reason_set(why, KERF_WHY_NOT_TRIED, 0, "queued");
@@ -532,8 +533,11 @@ int kerf_sched_mig_adopt_id(kerf_sched *s, unsigned gpu, unsigned profile_id, un
         if (!p || !kerf_mig_start_valid(p, start))
                 return -EINVAL;
         uint8_t mask = kerf_mig_slice_mask(p, start);
+        unsigned same = 0;
+        for (const sunit *o = g->head; o; o = o->next)
+                same += o->kind == KERF_UNIT_MIG && o->prof->id == p->id;
         if ((g->mig_mask | g->mig_plan_mask) & mask ||
-            g->mig_compute + p->compute_slices > KERF_MIG_COMPUTE)
+            g->mig_compute + p->compute_slices > KERF_MIG_COMPUTE || same >= p->max_count)
                 return -KERF_EINUSE;
         sunit *u = kerf__unit_new_id(s, g, KERF_UNIT_MIG, id);
         if (!u)
@@ -608,6 +612,15 @@ int kerf_sched_mig_done(kerf_sched *s, uint64_t unit, int result)
                                  (unsigned long long)unit, kerf_strerror(result));
                         return kerf__task_evict(s, t, KERF_WHY_BACKEND_REFUSED, 0, text);
                 }
+                return 0;
+        }
+        if (u->state == KERF_UNIT_FAULT && u->create_pending) {
+                /* the instance faulted before its create was answered (its task was taken off
+                 * then): a confirmed one stays FAULT, a refused one never existed */
+                u->create_pending = false;
+                if (result != 0)
+                        kerf__unit_free(s, u);
+                s->gen++;
                 return 0;
         }
         return -KERF_ESTATE;

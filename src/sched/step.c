@@ -44,6 +44,7 @@ static int start(kerf_sched *s, stask *t, splan *plan)
         int r = kerf__task_bind(s, t, plan);
         if (r < 0)
                 return r;
+        t->reclaimed = false;
         if (t->state == KERF_TASK_STARTING) {
                 kerf__reason_set(&t->reason, KERF_WHY_MIG_PENDING, 0,
                                  "waiting for the backend to %s a %s instance on GPU %u",
@@ -99,11 +100,17 @@ int kerf_sched_step(kerf_sched *s, kerf_decision *out, size_t max)
                                 return r;
                         continue;
                 }
-                kerf__reason_set(&t->reason, w, 0, "%s", text);
+                /* why it was taken off (preempted by whom, reclaimed, fault, refusal) outlives
+                 * the failed retries: explain adds the current blocker to it */
+                kerf_why last = t->reason.code;
+                if (last != KERF_WHY_PREEMPTED && last != KERF_WHY_RECLAIMED &&
+                    last != KERF_WHY_FAULT && last != KERF_WHY_BACKEND_REFUSED)
+                        kerf__reason_set(&t->reason, w, 0, "%s", text);
                 q->blocked_gen = s->gen;
         }
         size_t n = s->dq_len < max ? s->dq_len : max;
-        memcpy(out, s->dq + s->dq_head, n * sizeof(*out));
+        if (n) /* dq is NULL until the first decision: memcpy(NULL) is undefined */
+                memcpy(out, s->dq + s->dq_head, n * sizeof(*out));
         s->dq_head += n;
         s->dq_len -= n;
         if (s->dq_len == 0)

@@ -243,7 +243,16 @@ void kerf__task_unbind(kerf_sched *s, stask *t)
                 if (g->n_units == 0 && g->mode != KERF_GPU_MODE_MIG)
                         g->mode = KERF_GPU_MODE_FREE;
         }
-        if (t->state == KERF_TASK_STARTING && t->destroys_left > 0) {
+        /* a planned create not yet emitted holds its slices in mig_plan_mask: while destroys
+         * are outstanding, and after the last one is confirmed until the next step emits it */
+        bool planned = t->state == KERF_TASK_STARTING && t->destroys_left > 0;
+        for (size_t i = 0; i < s->n_ready; i++)
+                if (s->ready[i] == t) {
+                        s->ready[i] = s->ready[--s->n_ready];
+                        planned = true;
+                        break;
+                }
+        if (planned) {
                 sgpu *g = &s->gpus[t->plan.gpus[0]];
                 g->mig_plan_mask &= (uint8_t)~kerf_mig_slice_mask(t->plan.prof, t->plan.start);
                 for (sunit *u = g->head; u; u = u->next)
@@ -251,12 +260,6 @@ void kerf__task_unbind(kerf_sched *s, stask *t)
                                 u->task = NULL;
                 t->destroys_left = 0;
         }
-        /* drop from the ready-to-create list */
-        for (size_t i = 0; i < s->n_ready; i++)
-                if (s->ready[i] == t) {
-                        s->ready[i] = s->ready[--s->n_ready];
-                        break;
-                }
         t->n_units = 0;
         kerf__quota_charge(s, t->tenant, t->charge, -1);
         memset(t->charge, 0, sizeof(t->charge));

@@ -230,3 +230,64 @@ char *kd_token(kd *k, const char *tenant)
         json_decref(j);
         return tok;
 }
+
+int kd_sim(kd *k, const char *args, char *out, size_t cap)
+{
+        char cmd[1024];
+        size_t len = 0;
+        FILE *p;
+        int st;
+
+        snprintf(cmd, sizeof(cmd), "KERF_SIM_DIR='%s/state/sim' timeout 20 '%s' %s", k->dir,
+                 KERF_SIM_BIN, args);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        if (out && cap) {
+                size_t r;
+                while (len + 1 < cap && (r = fread(out + len, 1, cap - 1 - len, p)) > 0)
+                        len += r;
+                out[len] = 0;
+        } else {
+                char tmp[4096];
+                while (fread(tmp, 1, sizeof(tmp), p) > 0)
+                        ;
+        }
+        st = pclose(p);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *kd_read(const char *path)
+{
+        FILE *f = fopen(path, "r");
+        char *b = NULL;
+        size_t n = 0, r;
+        if (!f)
+                return NULL;
+        b = malloc(1 << 20);
+        if (b) {
+                while (n + 1 < (1 << 20) && (r = fread(b + n, 1, (1 << 20) - 1 - n, f)) > 0)
+                        n += r;
+                b[n] = 0;
+        }
+        fclose(f);
+        return b;
+}
+
+json_t *kd_event(kd *k, const char *kind, const char *needle)
+{
+        long st;
+        json_t *j = kd_call(k, "GET", "/v1/events?limit=1000", NULL, NULL, &st, NULL), *it,
+               *found = NULL;
+        size_t i;
+        json_array_foreach(json_object_get(j, "items"), i, it)
+        {
+                const char *kd_ = json_string_value(json_object_get(it, "kind"));
+                const char *tx = json_string_value(json_object_get(it, "text"));
+                if (kd_ && !strcmp(kd_, kind) && (!needle || (tx && strstr(tx, needle)))) {
+                        found = json_incref(it);
+                        break;
+                }
+        }
+        json_decref(j);
+        return found;
+}

@@ -40,4 +40,13 @@ unsigned long long kd_submit(kd *k, const char *body, const char *token);
 char *kd_token(kd *k, const char *tenant);
 void kd_sleep_ms(unsigned ms);
 
+/* Runs `kerf-sim ARGS` on this kerfd's simulated node (<dir>/state/sim); returns its exit
+ * status and up to cap-1 bytes of its stdout in out (may be NULL). */
+int kd_sim(kd *k, const char *args, char *out, size_t cap);
+/* Reads a whole file into a heap string (free()), NULL when it cannot be read. */
+char *kd_read(const char *path);
+/* GET /v1/events (admin) and returns the first event of `kind` whose text contains `needle`
+ * (NULL: any), or NULL. Caller decrefs. */
+json_t *kd_event(kd *k, const char *kind, const char *needle);
+
 #endif /* KERF_IT_HARNESS_H */

@@ -254,6 +254,17 @@ static void test_env_slice_contract(void **state)
         assert_true(has(env, "KERF_SLICE_TASK_ID=8"));
         kerf_exec_env_free(env);
 
+        /* no shim installed (empty path): the contract variables stay, LD_PRELOAD goes */
+        u.shim_path = "";
+        env = NULL;
+        assert_int_equal(kerf_exec_unit_env(&u, 8, NULL, &env), 0);
+        assert_true(has(env, "KERF_SLICE_REGION=/var/lib/kerf/slices/task-8.slice"));
+        for (char **e = env; *e; e++)
+                assert_null(strstr(*e, "LD_PRELOAD"));
+        kerf_exec_env_free(env);
+        u.shim_path = NULL;
+        assert_int_equal(kerf_exec_unit_env(&u, 8, NULL, &env), -EINVAL);
+
         /* The user's LD_PRELOAD comes after the shim. */
         const char *argv[] = {PROBE, "env", NULL};
         const char *uenv[] = {"LD_PRELOAD=/opt/x.so", NULL};

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* decide.c - kerfd carries out the scheduler's decisions: MIG create/destroy on the device,
+ * preemption and fault requeues, task starts (slice region, device fence, executor) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kerf/errno.h"
+
+static void set_reason(dtask *t, const kerf_reason *why)
+{
+        snprintf(t->rec.reason_code, sizeof(t->rec.reason_code), "%s", kerf_why_name(why->code));
+        t->rec.reason_task = why->other_task;
+        snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", why->text);
+}
+
+/* Releases a live task for good: scheduler, units, store record, audit, event, memory. */
+/* ---- decisions --------------------------------------------------------------------------------
+ */
+
+void kerfd__do_mig(kerfd_node *n, const kerf_decision *d)
+{
+        const kerf_gpu_desc *g = &n->fleet->gpus[d->gpu];
+        uint64_t unit = d->units[0];
+        int b = kerfd__bidx(n, d->gpu), r;
+
+        if (d->kind == KERF_DEC_MIG_CREATE) {
+                kerf_backend_mig m;
+                dunit *du = calloc(1, sizeof(*du));
+                memset(&m, 0, sizeof(m));
+                if (!du)
+                        r = -ENOMEM;
+                else if (n->backend && b >= 0)
+                        r = kerf_backend_mig_create(n->backend, (unsigned)b, d->mig_profile_id,
+                                                    d->mig_start, &m);
+                else
+                        r = -KERF_EBACKEND;
+                if (r == 0) {
+                        du->id = unit;
+                        du->kind = KERF_UNIT_MIG;
+                        du->gpu = d->gpu;
+                        du->mig_gi = (int)m.gi_id;
+                        du->mig_ci = (int)m.ci_id;
+                        du->mig_start = (int)m.start;
+                        du->mig_profile = m.profile_name;
+                        du->mem = m.mem_total;
+                        snprintf(du->gpu_uuid, sizeof(du->gpu_uuid), "%s", g->uuid);
+                        snprintf(du->mig_uuid, sizeof(du->mig_uuid), "%s", m.uuid);
+                        free(kerf_u64map_del(&n->migs, unit));
+                        kerf_u64map_put(&n->migs, unit, du);
+                } else {
+                        free(du);
+                }
+                kerf_sched_mig_done(n->sched, unit, r);
+                if (r == 0) {
+                        kerf_store_unit su;
+                        kerfd__unit_to_store(du, 0, "ready", &su);
+                        kerf_store_unit_upsert(n->store, &su);
+                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
+                                     "created MIG %s at slice %u on GPU %u (gi %d, %s) for task "
+                                     "%llu",
+                                     du->mig_profile, d->mig_start, d->gpu, du->mig_gi,
+                                     du->mig_uuid, (unsigned long long)d->task);
+                        kerfd__audit(n, "kerfd", "", "mig.create", du->mig_uuid, "ok", "", g->uuid);
+                } else {
+                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
+                                     "MIG create (profile %u at %u) on GPU %u refused: %s %s",
+                                     d->mig_profile_id, d->mig_start, d->gpu, kerf_strerror(r),
+                                     n->backend ? kerf_backend_errmsg(n->backend) : "");
+                        log_warn("MIG create on GPU %u refused: %s", d->gpu,
+                                 n->backend ? kerf_backend_errmsg(n->backend) : "no backend");
+                }
+        } else {
+                dunit *du = kerf_u64map_get(&n->migs, unit);
+                if (!du)
+                        r = 0; /* nothing on the device: nothing to destroy */
+                else if (n->backend && b >= 0)
+                        r = kerf_backend_mig_destroy(n->backend, (unsigned)b, (unsigned)du->mig_gi);
+                else
+                        r = -KERF_EBACKEND;
+                if (r == -ENOENT)
+                        r = 0;
+                kerf_sched_mig_done(n->sched, unit, r);
+                kerfd__event(n, "mig_destroy", (int)d->gpu, unit, 0, 0, NULL,
+                             "MIG instance unit %llu on GPU %u %s%s", (unsigned long long)unit,
+                             d->gpu, r ? "not destroyed: " : "destroyed",
+                             r ? kerf_strerror(r) : "");
+                if (r == 0) {
+                        kerf_store_unit_delete(n->store, unit);
+                        kerfd__audit(n, "kerfd", "", "mig.destroy",
+                                     du && du->mig_uuid[0] ? du->mig_uuid : "unit", "ok", "",
+                                     g->uuid);
+                        free(kerf_u64map_del(&n->migs, unit));
+                }
+        }
+}
+
+/* Preempted, or its unit faulted: the process (if any) is stopped, the task waits again. The
+ * scheduler has already released its units; their store rows go now. */
+void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const char *action)
+{
+        char obj[64];
+        bool preempt = !strcmp(action, "task.preempt");
+
+        set_reason(t, why);
+        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        if (t->in_exec) {
+                kerf_exec_stop(n->exec, t->rec.id, preempt ? KERF_EXEC_PREEMPT : KERF_EXEC_FAULT,
+                               preempt ? n->cfg.grace_s * 1000 : 0, kerfd_mono_ms());
+                t->stopping = true;
+                t->stop_requeue = true;
+        }
+        t->rec.pid = t->rec.pgid = 0;
+        t->rec.proc_start = 0;
+        kerf_store_begin(n->store);
+        for (unsigned i = 0; i < t->n_units; i++) {
+                if (t->units[i].kind == KERF_UNIT_MIG) {
+                        kerf_store_unit su;
+                        kerfd__unit_to_store(&t->units[i], 0, "ready", &su);
+                        kerf_store_unit_upsert(n->store, &su);
+                } else {
+                        kerf_store_unit_delete(n->store, t->units[i].id);
+                }
+        }
+        kerf_store_task_update(n->store, &t->rec);
+        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
+        kerfd__audit(n, "kerfd", t->rec.tenant, action, obj, "ok", why->text,
+                     t->n_units ? t->units[0].gpu_uuid : "");
+        kerfd__event(n, preempt ? "preempt" : "requeue", t->n_units ? (int)t->units[0].gpu : -1,
+                     t->n_units ? t->units[0].id : 0, t->rec.id, 0, NULL, "task %llu %s: %s",
+                     (unsigned long long)t->rec.id,
+                     preempt ? "preempted" : "requeued after a device fault", why->text);
+        if (kerf_store_commit(n->store) < 0)
+                kerf_store_rollback(n->store);
+        log_info("task %llu %s: %s", (unsigned long long)t->rec.id,
+                 preempt ? "preempted" : "requeued", why->text);
+        t->n_units = 0;
+        t->rec.route[0] = 0;
+}
+
+void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d)
+{
+        dtask *t = kerfd__live(n, d->task);
+
+        if (!t)
+                return;
+        n->preemptions_total++;
+        t->rec.preemptions++;
+        kerfd__task_requeue(n, t, &d->reason, "task.preempt");
+}
+
+static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
+{
+        kerf_exec_unit u;
+        kerf_exec_spec sp;
+        kerf_exec_proc p;
+        kerf_exec_failure f;
+        char vis[KERF_MAX_TASK_GPUS * KERF_UUID_LEN] = "", cwd[4500];
+        size_t vl = 0;
+        int r;
+
+        memset(&u, 0, sizeof(u));
+        memset(&sp, 0, sizeof(sp));
+        for (unsigned i = 0; i < t->n_units; i++) {
+                const dunit *du = &t->units[i];
+                vl += (size_t)snprintf(vis + vl, sizeof(vis) - vl, "%s%s", i ? "," : "",
+                                       du->kind == KERF_UNIT_MIG && du->mig_uuid[0] ? du->mig_uuid
+                                                                                    : du->gpu_uuid);
+        }
+        if (t->n_units) {
+                u.kind = t->units[0].kind;
+                u.visible_devices = vis;
+                u.unit_id = t->units[0].id;
+                if (u.kind == KERF_UNIT_SLICE || u.kind == KERF_UNIT_TSLICE ||
+                    u.kind == KERF_UNIT_MPS) {
+                        if ((r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
+                                return r;
+                        u.shim_path = n->shim_path;
+                        u.region_path = t->region_path;
+                        u.memory_limit = t->units[0].mem;
+                        u.compute_pct = t->units[0].compute;
+                        u.compute_limit_pct = t->units[0].compute_limit > t->units[0].compute
+                                                  ? t->units[0].compute_limit
+                                                  : t->units[0].compute;
+                        if (u.compute_limit_pct == 0)
+                                u.compute_limit_pct = 100;
+                        if (u.kind == KERF_UNIT_MPS)
+                                u.mps_thread_pct = u.compute_pct;
+                }
+                sp.unit = &u;
+        }
+        if (t->rec.cwd) {
+                snprintf(cwd, sizeof(cwd), "%s", t->rec.cwd);
+        } else {
+                snprintf(cwd, sizeof(cwd), "%s/work/%llu", n->cfg.state_dir,
+                         (unsigned long long)t->rec.id);
+                if (mkdir(cwd, 0750) < 0 && errno != EEXIST)
+                        snprintf(cwd, sizeof(cwd), "/");
+                else if (t->rec.uid >= 0 && geteuid() == 0)
+                        (void)chown(cwd, (uid_t)t->rec.uid, (gid_t)t->rec.gid);
+        }
+        sp.task_id = t->rec.id;
+        sp.argv = (const char *const *)t->argv;
+        sp.env = (const char *const *)t->env;
+        sp.cwd = cwd;
+        if (t->rec.uid >= 0 && (geteuid() == 0 || (uid_t)t->rec.uid != geteuid())) {
+                sp.run_as = true;
+                sp.uid = (uid_t)t->rec.uid;
+                sp.gid = (gid_t)(t->rec.gid >= 0 ? t->rec.gid : t->rec.uid);
+        }
+        sp.socket_path = n->cfg.socket;
+        if (t->n_units && (r = kerfd__fence_task(n, t, err, errlen)) < 0) {
+                kerfd__slice_remove(n, t);
+                return r;
+        }
+        sp.fence = t->fence;
+        /* Double-start guard: the intended start is durable before the fork, so a kerfd that
+         * dies before the commit below finds the process again on restart (recover.c). */
+        snprintf(t->rec.state, sizeof(t->rec.state), "starting");
+        t->rec.pid = t->rec.pgid = 0;
+        t->rec.proc_start = 0;
+        kerfd__commit_task(n, t, false, "kerfd", "task.starting", "ok", "");
+        memset(&f, 0, sizeof(f));
+        r = kerf_exec_start(n->exec, &sp, &p, &f);
+        if (r < 0) {
+                snprintf(err, errlen, "could not start: %s failed: %s",
+                         kerf_exec_stage_name(f.stage), strerror(f.err ? f.err : -r));
+                kerfd__fence_release(n, t);
+                kerfd__slice_remove(n, t);
+                return r;
+        }
+        t->in_exec = true;
+        t->stopping = false;
+        t->rec.pid = p.pid;
+        t->rec.pgid = p.pgid;
+        t->rec.proc_start = p.starttime;
+        free(t->rec.log_stdout);
+        free(t->rec.log_stderr);
+        t->rec.log_stdout = strdup(p.stdout_path);
+        t->rec.log_stderr = strdup(p.stderr_path);
+        return 0;
+}
+
+void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
+{
+        dtask *t = kerfd__live(n, d->task);
+        char err[256] = "";
+
+        if (!t)
+                return;
+        kerfd__units_refresh(n, t);
+        set_reason(t, &d->reason);
+        if (t->in_exec) {
+                /* the preempted process of this very task is still stopping: start later */
+                t->stop_requeue = true;
+                return;
+        }
+        if (t->rec.started_ms)
+                t->rec.restarts++;
+        t->rec.started_ms = (int64_t)kerfd_now_ms();
+        t->started_mono = t->last_active_mono = kerfd_mono_ms();
+        if (t->argv && start_process(n, t, err, sizeof(err)) < 0) {
+                kerfd__commit_task(n, t, false, "kerfd", "task.start", "error", err);
+                kerfd__task_end(n, t, "failed", "failure", "kerfd", err);
+                return;
+        }
+        snprintf(t->rec.state, sizeof(t->rec.state), "running");
+        kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok", d->reason.text);
+        log_info("task %llu started (pid %lld) on %s unit %llu, GPU %u",
+                 (unsigned long long)t->rec.id, (long long)t->rec.pid, t->rec.route,
+                 t->n_units ? (unsigned long long)t->units[0].id : 0ULL,
+                 t->n_units ? t->units[0].gpu : 0);
+}
+
+/* A deferred start (its previous process had not gone yet) once the old one is reaped. */
+void kerfd__retry_deferred(kerfd_node *n, dtask *t)
+{
+        kerf_task_info ti;
+        kerf_decision d;
+
+        if (kerf_sched_task_get(n->sched, t->rec.id, &ti) < 0 || ti.state != KERF_TASK_RUNNING)
+                return;
+        memset(&d, 0, sizeof(d));
+        d.kind = KERF_DEC_START;
+        d.task = t->rec.id;
+        d.reason = ti.reason;
+        kerfd__do_start(n, &d);
+}

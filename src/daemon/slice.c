@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* slice.c - per-task resources around the process: the slice shared region, the device fence,
+ * and finding a process whose start was not committed */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kerf/errno.h"
+#include "kerf/slice_abi.h"
+
+/*
+ * Region lifecycle (docs/SHIM-CONTRACT.md §2):
+ *   start_process -> kerfd__slice_create  <state>/slices/task-<id>.slice, limits from the unit,
+ *                                          then mapped read-only here for idle and metrics
+ *   recovery      -> kerfd__slice_open     a re-adopted task keeps its region
+ *   reclamation   -> kerfd__slice_remove   (task end, and a requeue once the process is gone)
+ */
+
+int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size_t errlen)
+{
+        struct kerf_slice_init in;
+        uid_t uid = t->rec.uid >= 0 ? (uid_t)t->rec.uid : geteuid();
+        gid_t gid =
+            t->rec.gid >= 0 ? (gid_t)t->rec.gid : (t->rec.uid >= 0 ? (gid_t)uid : getegid());
+        int r;
+
+        kerfd__slice_remove(n, t);
+        memset(&in, 0, sizeof(in));
+        in.memory_limit = u->mem;
+        in.device_memory = u->gpu < n->fleet->n_gpus ? n->fleet->gpus[u->gpu].model->mem_bytes : 0;
+        in.compute_pct = u->kind == KERF_UNIT_TSLICE ? 0 : (u->compute > 100 ? 100 : u->compute);
+        in.compute_limit_pct = u->compute_limit > in.compute_pct ? u->compute_limit : 100;
+        if (in.compute_limit_pct > 100)
+                in.compute_limit_pct = 100;
+        in.flags = u->kind == KERF_UNIT_TSLICE ? KERF_SLICE_F_TSLICE
+                   : u->kind == KERF_UNIT_MPS  ? KERF_SLICE_F_MPS
+                                               : 0;
+        in.unit_id = u->id;
+        in.task_id = t->rec.id;
+        snprintf(t->region_path, sizeof(t->region_path), "%s/task-%llu.slice", n->region_dir,
+                 (unsigned long long)t->rec.id);
+        unlink(t->region_path); /* a leftover of a crashed run of this very task */
+        r = kerf_slice_region_create(t->region_path, uid, gid, &in);
+        if (r == 0)
+                r = kerf_slice_region_map(t->region_path, false, &t->region);
+        if (r < 0) {
+                snprintf(err, errlen, "could not create the slice region %s: %s", t->region_path,
+                         strerror(-r));
+                unlink(t->region_path);
+                t->region_path[0] = 0;
+                t->region = NULL;
+        }
+        return r;
+}
+
+void kerfd__slice_open(kerfd_node *n, dtask *t)
+{
+        if (!t->n_units ||
+            (t->units[0].kind != KERF_UNIT_SLICE && t->units[0].kind != KERF_UNIT_TSLICE &&
+             t->units[0].kind != KERF_UNIT_MPS))
+                return;
+        snprintf(t->region_path, sizeof(t->region_path), "%s/task-%llu.slice", n->region_dir,
+                 (unsigned long long)t->rec.id);
+        if (kerf_slice_region_map(t->region_path, false, &t->region) < 0) {
+                log_warn("task %llu: slice region %s cannot be mapped: no idle stamp or usage "
+                         "metrics for it",
+                         (unsigned long long)t->rec.id, t->region_path);
+                t->region = NULL;
+        }
+}
+
+void kerfd__slice_remove(kerfd_node *n, dtask *t)
+{
+        (void)n;
+        kerf_slice_region_unmap(t->region);
+        t->region = NULL;
+        if (t->region_path[0]) {
+                if (unlink(t->region_path) < 0 && errno != ENOENT)
+                        log_warn("task %llu: cannot remove %s: %s", (unsigned long long)t->rec.id,
+                                 t->region_path, strerror(errno));
+                t->region_path[0] = 0;
+        }
+}
+
+uint64_t kerfd__slice_activity_ms(const dtask *t)
+{
+        uint64_t a;
+        if (!t->region)
+                return 0;
+        a = atomic_load_explicit(&t->region->last_activity_ns, memory_order_acquire);
+        return a / 1000000u;
+}
+
+bool kerfd__slice_counters(const dtask *t, uint64_t *mem_used, uint64_t *device_ns,
+                           uint64_t *throttled_ns)
+{
+        if (!t->region)
+                return false;
+        *mem_used = atomic_load(&t->region->memory_charged);
+        *device_ns = atomic_load(&t->region->device_time_ns);
+        *throttled_ns = atomic_load(&t->region->throttled_ns);
+        return true;
+}
+
+/* ---- device fencing ------------------------------------------------------------------------ */
+
+void kerfd__fence_init(kerfd_node *n)
+{
+        kerf_fence_config fc;
+        int r;
+
+        if (!strcmp(n->cfg.fencing, "off"))
+                return;
+        if (!strcmp(n->cfg.fencing, "auto") && n->simulated && !n->cfg.fence_dev_dir[0]) {
+                log_info("device fencing: off (simulated fleet without fencing.dev_dir: there "
+                         "are no device nodes to fence)");
+                return;
+        }
+        if (geteuid() != 0) {
+                log_info("device fencing: off (kerfd is not root); CUDA_VISIBLE_DEVICES and the "
+                         "shim are the only fences");
+                return;
+        }
+        memset(&fc, 0, sizeof(fc));
+        fc.mode = !strcmp(n->cfg.fencing, "v1")   ? KERF_FENCE_V1
+                  : !strcmp(n->cfg.fencing, "v2") ? KERF_FENCE_V2
+                                                  : KERF_FENCE_AUTO;
+        fc.cgroup_root = n->cfg.fence_cgroup_root[0] ? n->cfg.fence_cgroup_root : NULL;
+        fc.dev_dir = n->cfg.fence_dev_dir[0] ? n->cfg.fence_dev_dir : NULL;
+        r = kerf_fence_ctx_new(&fc, &n->fence_ctx);
+        if (r < 0) {
+                n->fence_ctx = NULL;
+                if (strcmp(n->cfg.fencing, "auto") != 0)
+                        log_error("device fencing (%s) unavailable: %s", n->cfg.fencing,
+                                  kerf_strerror(r));
+                else
+                        log_warn("device fencing unavailable (%s): tasks are not fenced",
+                                 kerf_strerror(r));
+                return;
+        }
+        log_info("device fencing: cgroup %s under %s, devices in %s",
+                 kerf_fence_mode_name(kerf_fence_ctx_mode(n->fence_ctx)),
+                 kerf_fence_ctx_root(n->fence_ctx), fc.dev_dir ? fc.dev_dir : "/dev");
+}
+
+static unsigned gpu_minor(kerfd_node *n, unsigned gpu)
+{
+        kerf_backend_gpu g;
+        int b = kerfd__bidx(n, gpu);
+        if (n->backend && b >= 0 && kerf_backend_gpu_get(n->backend, (unsigned)b, &g) == 0)
+                return g.minor;
+        return gpu;
+}
+
+/* The unit's nodes: nvidiaN per GPU, plus the MIG capability nodes of a MIG instance. A MIG
+ * unit whose capability minors are unknown is fenced to its GPU node only: CUDA then cannot
+ * open the instance, which fails safe (logged). */
+int kerfd__fence_task(kerfd_node *n, dtask *t, char *err, size_t errlen)
+{
+        char names[KERF_MAX_TASK_GPUS * 3][64];
+        const char *devs[KERF_MAX_TASK_GPUS * 3];
+        size_t nd = 0;
+        int r;
+
+        if (!n->fence_ctx)
+                return 0;
+        for (unsigned i = 0; i < t->n_units && nd + 3 <= KERF_MAX_TASK_GPUS * 3; i++) {
+                const dunit *u = &t->units[i];
+                unsigned minor = gpu_minor(n, u->gpu), gim, cim;
+                snprintf(names[nd], sizeof(names[nd]), "nvidia%u", minor);
+                devs[nd] = names[nd];
+                nd++;
+                if (u->kind != KERF_UNIT_MIG || u->mig_gi < 0)
+                        continue;
+                r = kerf_fence_mig_cap_minors(
+                    n->cfg.fence_mig_minors[0] ? n->cfg.fence_mig_minors : NULL, minor,
+                    (unsigned)u->mig_gi, u->mig_ci < 0 ? 0 : (unsigned)u->mig_ci, &gim, &cim);
+                if (r < 0) {
+                        log_warn("task %llu: MIG capability nodes of GPU %u gi %d unknown (%s)",
+                                 (unsigned long long)t->rec.id, minor, u->mig_gi, strerror(-r));
+                        continue;
+                }
+                snprintf(names[nd], sizeof(names[nd]), "nvidia-caps/nvidia-cap%u", gim);
+                devs[nd] = names[nd];
+                nd++;
+                snprintf(names[nd], sizeof(names[nd]), "nvidia-caps/nvidia-cap%u", cim);
+                devs[nd] = names[nd];
+                nd++;
+        }
+        kerf_fence_free(t->fence);
+        t->fence = NULL;
+        r = kerf_fence_new(n->fence_ctx, t->rec.id, devs, nd, &t->fence);
+        if (r < 0) {
+                snprintf(err, errlen, "could not fence the task's devices (%s): %s", devs[0],
+                         kerf_strerror(r));
+                t->fence = NULL;
+        }
+        return r;
+}
+
+void kerfd__fence_release(kerfd_node *n, dtask *t)
+{
+        int r;
+        (void)n;
+        if (!t->fence)
+                return;
+        r = kerf_fence_destroy(t->fence);
+        if (r == -KERF_EINUSE) {
+                log_warn("task %llu: processes left in its cgroup %s; kept for the sweep",
+                         (unsigned long long)t->rec.id, kerf_fence_path(t->fence));
+                kerf_fence_free(t->fence);
+        } else if (r < 0) {
+                log_warn("task %llu: cgroup not removed: %s", (unsigned long long)t->rec.id,
+                         kerf_strerror(r));
+        }
+        t->fence = NULL;
+}
+
+/* ---- a start that was not committed ---------------------------------------------------------
+ */
+
+static bool environ_has(pid_t pid, const char *a, const char *b)
+{
+        char path[64], buf[32768];
+        bool fa = false, fb = !b;
+        ssize_t len, off = 0;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return false;
+        while (off < (ssize_t)sizeof(buf) - 1 &&
+               (len = read(fd, buf + off, sizeof(buf) - 1 - (size_t)off)) > 0)
+                off += len;
+        close(fd);
+        buf[off] = 0;
+        for (ssize_t i = 0; i < off; i += (ssize_t)strlen(buf + i) + 1) {
+                fa |= !strcmp(buf + i, a);
+                fb |= b && !strcmp(buf + i, b);
+        }
+        return fa && fb;
+}
+
+pid_t kerfd__find_started(kerfd_node *n, uint64_t task, uint64_t *ret_starttime)
+{
+        char want_id[64], want_sock[4200];
+        struct dirent *de;
+        DIR *d = opendir("/proc");
+        pid_t found = 0;
+
+        if (!d)
+                return 0;
+        snprintf(want_id, sizeof(want_id), "KERF_TASK_ID=%llu", (unsigned long long)task);
+        snprintf(want_sock, sizeof(want_sock), "KERF_SOCKET=%s", n->cfg.socket);
+        while (!found && (de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                uint64_t st;
+                if (*end || pid <= 1 || pid == getpid())
+                        continue;
+                /* the task's leader leads its own process group */
+                if (getpgid((pid_t)pid) != (pid_t)pid)
+                        continue;
+                if (!environ_has((pid_t)pid, want_id, n->cfg.socket[0] ? want_sock : NULL))
+                        continue;
+                if (kerf_exec_starttime((pid_t)pid, &st) == 0) {
+                        found = (pid_t)pid;
+                        *ret_starttime = st;
+                }
+        }
+        closedir(d);
+        return found;
+}
