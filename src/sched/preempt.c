@@ -149,19 +149,22 @@ static bool try_scope(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, in
 static unsigned gather(kerf_sched *s, stask *t, int g, int n, stask **cand, unsigned max)
 {
         unsigned nc = 0;
-        for (size_t i = 0; i < s->n_gpus; i++) {
-                sgpu *gp = &s->gpus[i];
-                if (g >= 0 && (size_t)g != i)
-                        continue;
-                if (n >= 0 && gp->d->node != (unsigned)n)
-                        continue;
-                for (sunit *u = gp->head; u; u = u->next) {
+        size_t lo = 0, hi = s->n_gpus;
+        if (g >= 0) {
+                lo = (size_t)g;
+                hi = lo + 1;
+        } else if (n >= 0) {
+                lo = s->fleet->nodes[n].first_gpu;
+                hi = lo + s->fleet->nodes[n].n_gpus;
+        }
+        for (size_t i = lo; i < hi; i++) {
+                for (sunit *u = s->gpus[i].head; u; u = u->next) {
                         stask *v = u->task;
                         if (!v || u->state != KERF_UNIT_ASSIGNED || !eligible(t, v))
                                 continue;
                         bool dup = false;
-                        for (unsigned k = 0; k < nc; k++)
-                                dup |= cand[k] == v;
+                        for (unsigned k = 0; k < nc && !dup; k++)
+                                dup = cand[k] == v;
                         if (!dup && nc < max)
                                 cand[nc++] = v;
                 }
