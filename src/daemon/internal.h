@@ -62,7 +62,7 @@ typedef struct dtask {
         uint64_t queue_wait_ms;
         kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */
         struct kerf_slice_region *region; /* read-only map of the slice region, or NULL */
-        char region_path[4500];           /* "" when the task has no region */
+        char *region_path;                /* heap; NULL when the task has no region */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -104,6 +104,7 @@ typedef struct kerfd_node {
         uint64_t gpu_mem_used[KERF_MAX_NODE_GPUS];
         int backend_index[KERF_MAX_NODE_GPUS]; /* fleet GPU -> backend index, -1 = none */
         uint64_t last_poll_mono;
+        uint64_t limits_mono; /* last check_limits pass */
         /* per tenant counters (metrics) */
         uint64_t preemptions_total, reclaims_total;
         /* XID / GPU-lost events: the backend watcher thread only appends to this ring under

@@ -364,6 +364,11 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
 /* Max runtime, idle timeout and lease expiry of running tasks. */
 static void check_limits(kerfd_node *n, uint64_t mono)
 {
+        /* Limits are in seconds: a pass every 100 ms is enough, and it keeps the ticks that
+         * every submit triggers from walking all unfinished tasks each time. */
+        if (mono - n->limits_mono < 100)
+                return;
+        n->limits_mono = mono;
         uint64_t now = kerfd_now_ms();
         for (size_t i = 0; i < n->live.cap; i++) {
                 uint64_t k = n->live.keys[i];

@@ -42,8 +42,12 @@ int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size
                                                : 0;
         in.unit_id = u->id;
         in.task_id = t->rec.id;
-        snprintf(t->region_path, sizeof(t->region_path), "%s/task-%llu.slice", n->region_dir,
-                 (unsigned long long)t->rec.id);
+        if (asprintf(&t->region_path, "%s/task-%llu.slice", n->region_dir,
+                     (unsigned long long)t->rec.id) < 0) {
+                t->region_path = NULL;
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
         unlink(t->region_path); /* a leftover of a crashed run of this very task */
         r = kerf_slice_region_create(t->region_path, uid, gid, &in);
         if (r == 0)
@@ -52,7 +56,8 @@ int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size
                 snprintf(err, errlen, "could not create the slice region %s: %s", t->region_path,
                          strerror(-r));
                 unlink(t->region_path);
-                t->region_path[0] = 0;
+                free(t->region_path);
+                t->region_path = NULL;
                 t->region = NULL;
         }
         return r;
@@ -64,8 +69,12 @@ void kerfd__slice_open(kerfd_node *n, dtask *t)
             (t->units[0].kind != KERF_UNIT_SLICE && t->units[0].kind != KERF_UNIT_TSLICE &&
              t->units[0].kind != KERF_UNIT_MPS))
                 return;
-        snprintf(t->region_path, sizeof(t->region_path), "%s/task-%llu.slice", n->region_dir,
-                 (unsigned long long)t->rec.id);
+        free(t->region_path);
+        if (asprintf(&t->region_path, "%s/task-%llu.slice", n->region_dir,
+                     (unsigned long long)t->rec.id) < 0) {
+                t->region_path = NULL;
+                return;
+        }
         if (kerf_slice_region_map(t->region_path, false, &t->region) < 0) {
                 log_warn("task %llu: slice region %s cannot be mapped: no idle stamp or usage "
                          "metrics for it",
@@ -79,11 +88,12 @@ void kerfd__slice_remove(kerfd_node *n, dtask *t)
         (void)n;
         kerf_slice_region_unmap(t->region);
         t->region = NULL;
-        if (t->region_path[0]) {
+        if (t->region_path) {
                 if (unlink(t->region_path) < 0 && errno != ENOENT)
                         log_warn("task %llu: cannot remove %s: %s", (unsigned long long)t->rec.id,
                                  t->region_path, strerror(errno));
-                t->region_path[0] = 0;
+                free(t->region_path);
+                t->region_path = NULL;
         }
 }
 

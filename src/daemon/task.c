@@ -24,6 +24,7 @@ dtask *kerfd_task_free(dtask *t)
                 return NULL;
         kerf_store_task_fini(&t->rec);
         kerf_slice_region_unmap(t->region);
+        free(t->region_path);
         kerf_fence_free(t->fence); /* the cgroup stays: a restarted kerfd re-opens it */
         if (t->req_json)
                 json_decref(t->req_json);
