@@ -2,6 +2,7 @@
 /* api.c - request routing and the task endpoints of docs/API.md */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,25 @@ bool api_u64(const char *s, uint64_t *ret)
         return true;
 }
 
+bool api_name_ok(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n >= KERF_NAME_LEN)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+                        return false;
+        return true;
+}
+
 bool api_page(kreq *r, uint64_t *after, unsigned *limit)
 {
         const char *a = kreq_arg(r, "after"), *l = kreq_arg(r, "limit");
         uint64_t v;
         *after = 0;
         *limit = 100;
-        if (a && !api_u64(a, after)) {
+        if (a && (!api_u64(a, after) || *after > (uint64_t)INT64_MAX)) {
                 kreq_error(r, 400, "invalid_argument", "after: a cursor from \"next\"");
                 return false;
         }
@@ -149,6 +162,21 @@ static void task_submit(kreq *r, bool attach)
                               : !strcmp(code, "not_found") ? 404
                                                            : 400;
                 kreq_error(r, st, code, "%s", msg);
+                return;
+        }
+        /* checks that hold for a new request only (not for a stored one at recovery) */
+        if (attach && kill((pid_t)t->rec.pid, 0) < 0 && errno == ESRCH) {
+                kreq_error(r, 400, "invalid_argument", "pid: no process %lld on this node",
+                           (long long)t->rec.pid);
+                kerfd_task_free(t);
+                return;
+        }
+        if (json_object_get(t->req_json, "run_as") && geteuid() != 0 &&
+            t->rec.uid != (long long)geteuid()) {
+                kreq_error(r, 400, "invalid_argument",
+                           "run_as.uid: kerfd is not root; it runs tasks only as uid %u",
+                           (unsigned)geteuid());
+                kerfd_task_free(t);
                 return;
         }
         if (n->n_live >= n->cfg.max_tasks) {
@@ -276,6 +304,14 @@ static void task_list(kreq *r)
         }
         f.state = st;
         f.queue = kreq_arg(r, "queue");
+        if (f.queue && !api_name_ok(f.queue)) {
+                kreq_error(r, 400, "invalid_argument", "queue: 1..63 characters [A-Za-z0-9_.-]");
+                return;
+        }
+        if (tn && !api_name_ok(tn)) {
+                kreq_error(r, 400, "invalid_argument", "tenant: 1..63 characters [A-Za-z0-9_.-]");
+                return;
+        }
         if (!r->admin) {
                 if (tn && strcmp(tn, r->tenant) != 0) {
                         kreq_error(r, 403, "forbidden",
@@ -318,10 +354,13 @@ static void task_logs(kreq *r, uint64_t id)
                 kreq_error(r, 400, "invalid_argument", "stream: stdout or stderr");
                 return;
         }
-        if ((off && !api_u64(off, &offset)) ||
-            (lim && (!api_u64(lim, &limit) || limit < 1 || limit > 1048576))) {
-                kreq_error(r, 400, "invalid_argument",
-                           "offset: an integer >= 0; limit: an integer 1..1048576");
+        if (off && (!api_u64(off, &offset) || offset > (uint64_t)INT64_MAX)) {
+                kreq_error(r, 400, "invalid_argument", "offset: an integer 0..%lld",
+                           (long long)INT64_MAX);
+                return;
+        }
+        if (lim && (!api_u64(lim, &limit) || limit < 1 || limit > 1048576)) {
+                kreq_error(r, 400, "invalid_argument", "limit: an integer 1..1048576 (bytes)");
                 return;
         }
         if ((k = visible_task(r, id, &rec, &t)) < 0)
@@ -398,9 +437,25 @@ static void task_lease(kreq *r, uint64_t id)
         kerfd_node *n = r->node;
         kerf_store_task rec;
         dtask *t;
-        int k = visible_task(r, id, &rec, &t);
+        int k;
         json_t *lease;
 
+        if (r->len) {
+                json_t *b = api_body(r);
+                const char *key;
+                json_t *v;
+                if (!b)
+                        return;
+                json_object_foreach(b, key, v)
+                {
+                        kreq_error(r, 400, "unknown_field",
+                                   "%s: unknown field (a renewal has none)", key);
+                        json_decref(b);
+                        return;
+                }
+                json_decref(b);
+        }
+        k = visible_task(r, id, &rec, &t);
         if (k < 0)
                 return;
         if (!t || !t->rec.lease_expiry_ms) {
@@ -449,12 +504,17 @@ void kerfd_api_dispatch(kreq *r)
                 char num[32];
                 const char *slash = strchr(p + 10, '/');
                 size_t l = slash ? (size_t)(slash - (p + 10)) : strlen(p + 10);
-                if (l == 0 || l >= sizeof(num))
-                        goto nf;
-                memcpy(num, p + 10, l);
-                num[l] = 0;
-                if (!api_u64(num, &id) || id == 0)
-                        goto nf;
+                num[0] = 0;
+                if (l && l < sizeof(num)) {
+                        memcpy(num, p + 10, l);
+                        num[l] = 0;
+                }
+                if (!api_u64(num, &id) || id == 0 || id > (uint64_t)INT64_MAX) {
+                        kreq_error(r, 404, "not_found",
+                                   "task id: \"%.*s\" is not a task id (an integer 1..%lld)",
+                                   (int)(l > 40 ? 40 : l), p + 10, (long long)INT64_MAX);
+                        return;
+                }
                 snprintf(rest, sizeof(rest), "%s", slash ? slash : "");
                 if (!rest[0]) {
                         if (!get)

@@ -8,6 +8,8 @@
 /* The request body as a JSON object, or NULL with a 400 answer queued. Caller decrefs. */
 json_t *api_body(kreq *r);
 bool api_u64(const char *s, uint64_t *ret);
+/* A tenant or queue name: 1..63 characters [A-Za-z0-9_.-]. */
+bool api_name_ok(const char *s);
 /* Reads ?after= and ?limit= (1..1000, default 100); false with a 400 queued. */
 bool api_page(kreq *r, uint64_t *after, unsigned *limit);
 /* {"items": items, "next": "N" | null}; takes `items`. */

@@ -11,6 +11,9 @@
 #define MAX_UNITS 1024
 
 static const char *res_key[KERF_RES_COUNT] = {"gpus", "memory", "compute", "mig_slices"};
+/* Largest finite quota per resource: GPUs and MIG slices of a very large cohort, compute in
+ * percent of a GPU, memory 1 EiB. */
+static const uint64_t res_max[KERF_RES_COUNT] = {1u << 20, 1ull << 60, 100u << 20, 1u << 20};
 
 static json_t *lim(uint64_t v)
 {
@@ -57,8 +60,8 @@ static void units(kreq *r, const char *idp)
         uint64_t id = 0, after;
         unsigned limit;
 
-        if (idp && (!api_u64(idp, &id) || id == 0)) {
-                kreq_error(r, 404, "not_found", "no unit %s", idp);
+        if (idp && (!api_u64(idp, &id) || id == 0 || id > (uint64_t)INT64_MAX)) {
+                kreq_error(r, 404, "not_found", "unit id: \"%.40s\" is not a unit id", idp);
                 json_decref(items);
                 return;
         }
@@ -91,8 +94,13 @@ static void gpus(kreq *r)
 {
         kerfd_node *n = r->node;
         static kerf_unit_info us[MAX_UNITS];
-        json_t *items = json_array();
+        json_t *items;
+        uint64_t after;
+        unsigned limit;
 
+        if (!api_page(r, &after, &limit))
+                return;
+        items = json_array();
         for (size_t g = 0; g < n->fleet->n_gpus; g++) {
                 const kerf_gpu_desc *d = &n->fleet->gpus[g];
                 kerf_gpu_state st;
@@ -127,7 +135,9 @@ static void gpus(kreq *r)
 static void queues(kreq *r)
 {
         kerfd_node *n = r->node;
-        json_t *items = json_array();
+        json_t *items;
+        uint64_t after;
+        unsigned limit;
         /* (tenant, queue) -> counts, from the live tasks; small */
         struct q {
                 char tenant[KERF_NAME_LEN], queue[KERF_NAME_LEN];
@@ -137,6 +147,9 @@ static void queues(kreq *r)
         } *qs = NULL;
         size_t nq = 0;
 
+        if (!api_page(r, &after, &limit))
+                return;
+        items = json_array();
         for (size_t i = 0; i < n->live.cap; i++) {
                 dtask *t;
                 struct q *e = NULL;
@@ -296,9 +309,13 @@ static bool parse_quota(kreq *r, json_t *q, kerfd_tenant_cfg *c)
                         else if (res == KERF_RES_MEM && json_is_string(vv) &&
                                  kerf_parse_bytes(json_string_value(vv), &x) == 0)
                                 ;
-                        else {
+                        else
+                                x = res_max[res] + 1;
+                        if (x != KERF_UNLIMITED && x > res_max[res]) {
                                 kreq_error(r, 400, "invalid_argument",
-                                           "quota.%s.%s: an integer >= 0 or null", k, kk);
+                                           "quota.%s.%s: an integer 0..%llu%s or null", k, kk,
+                                           (unsigned long long)res_max[res],
+                                           res == KERF_RES_MEM ? " or a size" : "");
                                 return false;
                         }
                         *slot = x;
@@ -373,12 +390,21 @@ static void tenant_create(kreq *r)
                         kreq_error(r, 400, "unknown_field", "%s: unknown field", k);
                         goto out;
                 } else {
-                        kreq_error(r, 400, "invalid_argument", "%s: bad type or value", k);
+                        kreq_error(r, 400, "invalid_argument", "%s: %s", k,
+                                   !strcmp(k, "name") || !strcmp(k, "cohort")
+                                       ? "a string of 1..63 characters [A-Za-z0-9_.-]"
+                                   : !strcmp(k, "weight") ? "an integer 1..1000"
+                                                          : "an integer 0..2147483646");
                         goto out;
                 }
         }
         if (!c.name[0]) {
                 kreq_error(r, 400, "invalid_argument", "name: required");
+                goto out;
+        }
+        if (!api_name_ok(c.name) || (c.cohort[0] && !api_name_ok(c.cohort))) {
+                kreq_error(r, 400, "invalid_argument", "%s: 1..63 characters [A-Za-z0-9_.-]",
+                           api_name_ok(c.name) ? "cohort" : "name");
                 goto out;
         }
         if (kerfd__tenant_find(n, c.name)) {
@@ -421,6 +447,14 @@ static void tenants(kreq *r, const char *rest)
                         kreq_error(r, 405, "method_not_allowed", "GET or POST");
                         return;
                 }
+                {
+                        uint64_t after;
+                        unsigned limit;
+                        if (!api_page(r, &after, &limit)) {
+                                json_decref(items);
+                                return;
+                        }
+                }
                 for (unsigned i = 0; i < n->n_tenants; i++)
                         if (r->admin || !strcmp(n->tenants[i].cfg.name, r->tenant))
                                 json_array_append_new(items, tenant_json(n, &n->tenants[i].cfg));
@@ -428,6 +462,10 @@ static void tenants(kreq *r, const char *rest)
                 return;
         }
         slash = strchr(rest, '/');
+        if ((slash ? (size_t)(slash - rest) : strlen(rest)) >= sizeof(name)) {
+                kreq_error(r, 404, "not_found", "tenant name: longer than 63 characters");
+                return;
+        }
         snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - rest) : (int)strlen(rest), rest);
         snprintf(sub, sizeof(sub), "%s", slash ? slash : "");
         t = kerfd__tenant_find(n, name);
@@ -500,8 +538,9 @@ static void tenants(kreq *r, const char *rest)
                 uint64_t id;
                 char obj[96];
                 int rc;
-                if (!api_u64(sub + 8, &id)) {
-                        kreq_error(r, 404, "not_found", "no token %s", sub + 8);
+                if (!api_u64(sub + 8, &id) || id == 0 || id > (uint64_t)INT64_MAX) {
+                        kreq_error(r, 404, "not_found", "token id: \"%.40s\" is not a token id",
+                                   sub + 8);
                         return;
                 }
                 kerf_store_begin(n->store);
@@ -532,6 +571,11 @@ static void audit(kreq *r, const char *rest)
 {
         kerfd_node *n = r->node;
         const char *tenant = r->admin ? kreq_arg(r, "tenant") : r->tenant;
+
+        if (tenant && !api_name_ok(tenant)) {
+                kreq_error(r, 400, "invalid_argument", "tenant: 1..63 characters [A-Za-z0-9_.-]");
+                return;
+        }
 
         if (!rest && !strcmp(r->method, "GET")) {
                 kerf_store_audit *a = NULL;

@@ -114,7 +114,13 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
                 t->stopping = true;
                 t->stop_requeue = true;
         }
-        t->rec.pid = t->rec.pgid = 0;
+        if (!t->argv) {
+                /* attached: no process of ours to wait for; its launcher keeps the pid */
+                kerfd__fence_release(n, t);
+                kerfd__slice_remove(n, t);
+        } else {
+                t->rec.pid = t->rec.pgid = 0;
+        }
         t->rec.proc_start = 0;
         kerf_store_begin(n->store);
         for (unsigned i = 0; i < t->n_units; i++) {
@@ -153,6 +159,73 @@ void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d)
         kerfd__task_requeue(n, t, &d->reason, "task.preempt");
 }
 
+/* The unit contract of a task's units (docs/SHIM-CONTRACT.md); `vis` receives the
+ * CUDA_VISIBLE_DEVICES value. False when the task has no unit. The slice region must already
+ * exist (t->region_path) for a software slice. */
+static bool exec_unit(kerfd_node *n, const dtask *t, kerf_exec_unit *u, char *vis, size_t vislen)
+{
+        size_t vl = 0;
+
+        memset(u, 0, sizeof(*u));
+        if (!t->n_units)
+                return false;
+        vis[0] = '\0';
+        for (unsigned i = 0; i < t->n_units && vl < vislen; i++) {
+                const dunit *du = &t->units[i];
+                vl += (size_t)snprintf(vis + vl, vislen - vl, "%s%s", i ? "," : "",
+                                       du->kind == KERF_UNIT_MIG && du->mig_uuid[0] ? du->mig_uuid
+                                                                                    : du->gpu_uuid);
+        }
+        u->kind = t->units[0].kind;
+        u->visible_devices = vis;
+        u->unit_id = t->units[0].id;
+        if (u->kind == KERF_UNIT_SLICE || u->kind == KERF_UNIT_TSLICE || u->kind == KERF_UNIT_MPS) {
+                u->shim_path = n->shim_path;
+                u->region_path = t->region_path;
+                u->memory_limit = t->units[0].mem;
+                u->compute_pct = t->units[0].compute;
+                u->compute_limit_pct = t->units[0].compute_limit > t->units[0].compute
+                                           ? t->units[0].compute_limit
+                                           : t->units[0].compute;
+                if (u->compute_limit_pct == 0)
+                        u->compute_limit_pct = 100;
+                if (u->kind == KERF_UNIT_MPS)
+                        u->mps_thread_pct = u->compute_pct;
+        }
+        return true;
+}
+
+static bool is_soft(const dtask *t)
+{
+        kerf_unit_kind k = t->n_units ? t->units[0].kind : KERF_UNIT_WHOLE;
+        return t->n_units && (k == KERF_UNIT_SLICE || k == KERF_UNIT_TSLICE || k == KERF_UNIT_MPS);
+}
+
+json_t *kerfd__attach_env(kerfd_node *n, const dtask *t)
+{
+        char vis[KERF_MAX_TASK_GPUS * KERF_UUID_LEN];
+        kerf_exec_unit u;
+        char **env = NULL;
+        json_t *j;
+
+        if (t->argv || !exec_unit(n, t, &u, vis, sizeof(vis)) || (is_soft(t) && !t->region_path))
+                return NULL;
+        if (kerf_exec_unit_env(&u, t->rec.id, n->cfg.socket[0] ? n->cfg.socket : NULL, &env) < 0)
+                return NULL;
+        j = json_object();
+        for (char **e = env; *e; e++) {
+                const char *eq = strchr(*e, '=');
+                char name[128];
+                if (!eq || (size_t)(eq - *e) >= sizeof(name))
+                        continue;
+                memcpy(name, *e, (size_t)(eq - *e));
+                name[eq - *e] = '\0';
+                json_object_set_new(j, name, json_string(eq + 1));
+        }
+        kerf_exec_env_free(env);
+        return j;
+}
+
 static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
 {
         kerf_exec_unit u;
@@ -160,39 +233,13 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         kerf_exec_proc p;
         kerf_exec_failure f;
         char vis[KERF_MAX_TASK_GPUS * KERF_UUID_LEN] = "", cwd[4500];
-        size_t vl = 0;
         int r;
 
-        memset(&u, 0, sizeof(u));
         memset(&sp, 0, sizeof(sp));
-        for (unsigned i = 0; i < t->n_units; i++) {
-                const dunit *du = &t->units[i];
-                vl += (size_t)snprintf(vis + vl, sizeof(vis) - vl, "%s%s", i ? "," : "",
-                                       du->kind == KERF_UNIT_MIG && du->mig_uuid[0] ? du->mig_uuid
-                                                                                    : du->gpu_uuid);
-        }
-        if (t->n_units) {
-                u.kind = t->units[0].kind;
-                u.visible_devices = vis;
-                u.unit_id = t->units[0].id;
-                if (u.kind == KERF_UNIT_SLICE || u.kind == KERF_UNIT_TSLICE ||
-                    u.kind == KERF_UNIT_MPS) {
-                        if ((r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
-                                return r;
-                        u.shim_path = n->shim_path;
-                        u.region_path = t->region_path;
-                        u.memory_limit = t->units[0].mem;
-                        u.compute_pct = t->units[0].compute;
-                        u.compute_limit_pct = t->units[0].compute_limit > t->units[0].compute
-                                                  ? t->units[0].compute_limit
-                                                  : t->units[0].compute;
-                        if (u.compute_limit_pct == 0)
-                                u.compute_limit_pct = 100;
-                        if (u.kind == KERF_UNIT_MPS)
-                                u.mps_thread_pct = u.compute_pct;
-                }
+        if (is_soft(t) && (r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
+                return r;
+        if (exec_unit(n, t, &u, vis, sizeof(vis)))
                 sp.unit = &u;
-        }
         if (t->rec.cwd) {
                 snprintf(cwd, sizeof(cwd), "%s", t->rec.cwd);
         } else {
@@ -233,6 +280,13 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
                 kerfd__slice_remove(n, t);
                 return r;
         }
+        if (n->crash_after_fork) {
+                /* test hook (KERFD_TEST_CRASH_AFTER_FORK, docs/DAEMON.md): die in the window
+                 * between the fork and the commit of the start, as a crash would */
+                log_warn("KERFD_TEST_CRASH_AFTER_FORK: exiting after starting task %llu (pid %d)",
+                         (unsigned long long)t->rec.id, (int)p.pid);
+                _exit(86);
+        }
         t->in_exec = true;
         t->stopping = false;
         t->rec.pid = p.pid;
@@ -242,6 +296,23 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         free(t->rec.log_stderr);
         t->rec.log_stdout = strdup(p.stdout_path);
         t->rec.log_stderr = strdup(p.stderr_path);
+        return 0;
+}
+
+/* An attached task got its unit: its slice region, and its device fence (the launcher's
+ * process is moved into the task's cgroup). The launcher reads both from the answer. */
+static int attach_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
+{
+        int r;
+
+        if (!t->n_units)
+                return 0;
+        if (is_soft(t) && (r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
+                return r;
+        if ((r = kerfd__fence_attach(n, t, err, errlen)) < 0) {
+                kerfd__slice_remove(n, t);
+                return r;
+        }
         return 0;
 }
 
@@ -263,7 +334,8 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
                 t->rec.restarts++;
         t->rec.started_ms = (int64_t)kerfd_now_ms();
         t->started_mono = t->last_active_mono = kerfd_mono_ms();
-        if (t->argv && start_process(n, t, err, sizeof(err)) < 0) {
+        if ((t->argv ? start_process(n, t, err, sizeof(err))
+                     : attach_process(n, t, err, sizeof(err))) < 0) {
                 kerfd__commit_task(n, t, false, "kerfd", "task.start", "error", err);
                 kerfd__task_end(n, t, "failed", "failure", "kerfd", err);
                 return;

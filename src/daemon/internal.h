@@ -63,6 +63,7 @@ typedef struct dtask {
         kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */
         struct kerf_slice_region *region; /* read-only map of the slice region, or NULL */
         char *region_path;                /* heap; NULL when the task has no region */
+        char *attach_cg; /* attached task: the cgroup its process came from (heap), or NULL */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -117,6 +118,7 @@ typedef struct kerfd_node {
         uint64_t xid_class_count[KERF_XID_CLASS_COUNT];
         uint64_t faults_total;
         kerf_fence_ctx *fence_ctx; /* NULL: no device fencing */
+        bool crash_after_fork;     /* test hook KERFD_TEST_CRASH_AFTER_FORK (docs/DAEMON.md) */
 } kerfd_node;
 
 #define KERFD_EVQ_LEN 32
@@ -156,6 +158,9 @@ void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d);
  * process is stopped and the start retried when it is gone. `action` is the audit action. */
 void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const char *action);
 void kerfd__retry_deferred(kerfd_node *n, dtask *t);
+/* The unit contract variables (docs/SHIM-CONTRACT.md) an attached task's launcher exports,
+ * as a JSON object, or NULL (not attached, or no unit yet). */
+json_t *kerfd__attach_env(kerfd_node *n, const dtask *t);
 void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s);
 int kerfd__bidx(kerfd_node *n, unsigned gpu);
 
@@ -179,6 +184,10 @@ bool kerfd__slice_counters(const dtask *t, uint64_t *mem_used, uint64_t *device_
                            uint64_t *throttled_ns);
 void kerfd__fence_init(kerfd_node *n);
 int kerfd__fence_task(kerfd_node *n, dtask *t, char *err, size_t errlen);
+/* Attached task: fences its unit and moves the launcher's pid into the task's cgroup; its
+ * original cgroup is kept in t->attach_cg and the pid goes back there on release (an attached
+ * process is never killed by kerfd). 0 when fencing is off. */
+int kerfd__fence_attach(kerfd_node *n, dtask *t, char *err, size_t errlen);
 void kerfd__fence_release(kerfd_node *n, dtask *t);
 /* Finds the process of a task whose start was not committed (kerfd died between fork and the
  * commit): a session leader whose environment holds this task id and this kerfd's socket. */

@@ -530,6 +530,11 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         n->cfg = *cfg;
         snprintf(n->exe_dir, sizeof(n->exe_dir), "%s", exe_dir);
         n->started_ms = kerfd_now_ms();
+        n->crash_after_fork = getenv("KERFD_TEST_CRASH_AFTER_FORK") &&
+                              !strcmp(getenv("KERFD_TEST_CRASH_AFTER_FORK"), "1");
+        if (n->crash_after_fork)
+                log_warn("KERFD_TEST_CRASH_AFTER_FORK=1: test hook, kerfd exits right after the "
+                         "next task start");
         kerf_u64map_init(&n->live);
         kerf_u64map_init(&n->migs);
         if ((r = kerfd__recover(n)) < 0)

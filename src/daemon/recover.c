@@ -371,6 +371,7 @@ static void recover_one(kerfd_node *n, kerf_store_task *rec)
         kerf_u64map_put(&n->live, t->rec.id, t);
         n->n_live++;
         memset(&why, 0, sizeof(why));
+        bool adopted = false;
         if (!strcmp(t->rec.state, "starting") && t->rec.pid <= 0 && t->argv) {
                 /* kerfd died between "starting" and the start's commit: did the fork happen? */
                 uint64_t st = 0;
@@ -387,6 +388,15 @@ static void recover_one(kerfd_node *n, kerf_store_task *rec)
                         t->rec.proc_start = st;
                         if (!t->rec.started_ms)
                                 t->rec.started_ms = (int64_t)kerfd_now_ms();
+                        if (!t->rec.log_stdout &&
+                            asprintf(&t->rec.log_stdout, "%s/%llu.out", n->log_dir,
+                                     (unsigned long long)t->rec.id) < 0)
+                                t->rec.log_stdout = NULL;
+                        if (!t->rec.log_stderr &&
+                            asprintf(&t->rec.log_stderr, "%s/%llu.err", n->log_dir,
+                                     (unsigned long long)t->rec.id) < 0)
+                                t->rec.log_stderr = NULL;
+                        adopted = true;
                 }
         }
         if (t->rec.pid > 0) {
@@ -431,9 +441,10 @@ static void recover_one(kerfd_node *n, kerf_store_task *rec)
                         }
                         return;
                 }
+                if (n->fence_ctx && t->n_units &&
+                    kerf_fence_open(n->fence_ctx, t->rec.id, &t->fence) < 0)
+                        t->fence = NULL;
                 if (t->argv) {
-                        if (n->fence_ctx && kerf_fence_open(n->fence_ctx, t->rec.id, &t->fence) < 0)
-                                t->fence = NULL;
                         r = kerf_exec_adopt(n->exec, t->rec.id, (pid_t)t->rec.pid,
                                             (pid_t)t->rec.pgid, t->rec.proc_start, t->fence);
                         t->in_exec = r == 0;
@@ -441,6 +452,9 @@ static void recover_one(kerfd_node *n, kerf_store_task *rec)
                 kerfd__units_refresh(n, t);
                 kerfd__slice_open(n, t);
                 snprintf(t->rec.state, sizeof(t->rec.state), "running");
+                if (adopted)
+                        kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok",
+                                           "uncommitted start adopted after a kerfd restart");
                 t->started_mono = t->last_active_mono = kerfd_mono_ms();
                 if (t->rec.started_ms)
                         t->started_mono -= (uint64_t)((int64_t)kerfd_now_ms() - t->rec.started_ms);

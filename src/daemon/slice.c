@@ -213,12 +213,120 @@ int kerfd__fence_task(kerfd_node *n, dtask *t, char *err, size_t errlen)
         return r;
 }
 
+/* The cgroup of `pid` in the fencing hierarchy (v2: the "0::" line; v1: the devices one),
+ * relative to the hierarchy's mount, from /proc/PID/cgroup. */
+static bool pid_cgroup(pid_t pid, bool v1, char *out, size_t len)
+{
+        char path[64], line[4200];
+        bool ok = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+        if (!(f = fopen(path, "re")))
+                return false;
+        while (!ok && fgets(line, sizeof(line), f)) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *tok, *sv;
+                if (!c2)
+                        continue;
+                *c2 = '\0';
+                line[strcspn(line, ":")] = '\0';
+                c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+                if (!v1) {
+                        ok = !strcmp(line, "0") && c1[1] == '\0';
+                } else {
+                        for (tok = strtok_r(c1 + 1, ",", &sv); tok && !ok;
+                             tok = strtok_r(NULL, ",", &sv))
+                                ok = !strcmp(tok, "devices");
+                }
+                if (ok)
+                        snprintf(out, len, "%s", c2 + 1);
+        }
+        fclose(f);
+        return ok;
+}
+
+int kerfd__fence_attach(kerfd_node *n, dtask *t, char *err, size_t errlen)
+{
+        bool v1;
+        char before[4096], after[4096];
+        const char *fp;
+        size_t fl, al;
+        int r;
+
+        if (!n->fence_ctx || !t->n_units || t->rec.pid <= 0)
+                return 0;
+        v1 = kerf_fence_ctx_mode(n->fence_ctx) == KERF_FENCE_V1;
+        if (!pid_cgroup((pid_t)t->rec.pid, v1, before, sizeof(before))) {
+                snprintf(err, errlen, "pid %lld: its cgroup cannot be read (process gone?)",
+                         (long long)t->rec.pid);
+                return -ESRCH;
+        }
+        if ((r = kerfd__fence_task(n, t, err, errlen)) < 0)
+                return r;
+        r = kerf_fence_add_pid(t->fence, (pid_t)t->rec.pid);
+        fp = kerf_fence_path(t->fence);
+        if (r == 0 && !pid_cgroup((pid_t)t->rec.pid, v1, after, sizeof(after)))
+                r = -ESRCH;
+        fl = strlen(fp);
+        al = r == 0 ? strlen(after) : 0;
+        if (r == 0 && (al > fl || strcmp(fp + fl - al, after) != 0))
+                r = -EXDEV; /* cgroup namespace: cannot tell where it came from */
+        if (r == 0 && asprintf(&t->attach_cg, "%.*s%s", (int)(fl - al), fp, before) < 0) {
+                t->attach_cg = NULL;
+                r = -ENOMEM;
+        }
+        if (r < 0) {
+                snprintf(err, errlen, "could not move pid %lld into its device fence %s: %s",
+                         (long long)t->rec.pid, fp, strerror(-r));
+                kerfd__fence_release(n, t);
+                return r;
+        }
+        log_info("task %llu: attached pid %lld fenced in %s (was %s)",
+                 (unsigned long long)t->rec.id, (long long)t->rec.pid, fp, t->attach_cg);
+        return 0;
+}
+
+/* Attached task: its processes go back to the cgroup they came from; never killed. */
+static void attach_unfence(dtask *t)
+{
+        char src[4200], dst[4200], line[32];
+        FILE *f;
+
+        snprintf(src, sizeof(src), "%s/cgroup.procs", kerf_fence_path(t->fence));
+        if (t->attach_cg && (f = fopen(src, "re"))) {
+                snprintf(dst, sizeof(dst), "%s/cgroup.procs", t->attach_cg);
+                while (fgets(line, sizeof(line), f)) {
+                        int fd = open(dst, O_WRONLY | O_CLOEXEC);
+                        if (fd < 0 || write(fd, line, strlen(line)) < 0)
+                                log_warn("task %llu: pid %.*s not moved back to %s: %s",
+                                         (unsigned long long)t->rec.id, (int)strcspn(line, "\n"),
+                                         line, t->attach_cg, strerror(errno));
+                        if (fd >= 0)
+                                close(fd);
+                }
+                fclose(f);
+        }
+        free(t->attach_cg);
+        t->attach_cg = NULL;
+}
+
 void kerfd__fence_release(kerfd_node *n, dtask *t)
 {
         int r;
         (void)n;
         if (!t->fence)
                 return;
+        if (!t->argv) {
+                attach_unfence(t);
+                if (!kerf_fence_empty(t->fence)) {
+                        log_warn("task %llu: attached processes left in %s (their cgroup of "
+                                 "origin is unknown): cgroup kept, processes not signalled",
+                                 (unsigned long long)t->rec.id, kerf_fence_path(t->fence));
+                        kerf_fence_free(t->fence);
+                        t->fence = NULL;
+                        return;
+                }
+        }
         r = kerf_fence_destroy(t->fence);
         if (r == -KERF_EINUSE) {
                 log_warn("task %llu: processes left in its cgroup %s; kept for the sweep",

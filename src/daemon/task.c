@@ -25,6 +25,7 @@ dtask *kerfd_task_free(dtask *t)
         kerf_store_task_fini(&t->rec);
         kerf_slice_region_unmap(t->region);
         free(t->region_path);
+        free(t->attach_cg);
         kerf_fence_free(t->fence); /* the cgroup stays: a restarted kerfd re-opens it */
         if (t->req_json)
                 json_decref(t->req_json);
@@ -75,6 +76,9 @@ static bool name_ok(const char *s, bool empty_ok)
                         return false;
         return true;
 }
+
+/* argv (or env) bytes of one task, all strings with their NULs: below ARG_MAX (2 MiB) */
+#define KERFD_MAX_ARGS_BYTES (512u * 1024u)
 
 static const char *const submit_fields[] = {
     "name",        "tenant",     "queue",    "workload",    "tier",          "route",
@@ -223,7 +227,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                         BAD("invalid_argument", "lease_s: required, an integer %u..3600",
                             n->cfg.min_lease_s);
         } else {
-                size_t i;
+                size_t i, total = 0;
                 json_t *a;
                 if (json_object_get(o, "pid") || json_object_get(o, "lease_s"))
                         BAD("unknown_field", "%s: only accepted by /v1/attach",
@@ -239,6 +243,10 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                 {
                         if (!json_is_string(a) || (i == 0 && !*json_string_value(a)))
                                 BAD("invalid_argument", "command[%zu]: a string", i);
+                        total += json_string_length(a) + 1;
+                        if (total > KERFD_MAX_ARGS_BYTES)
+                                BAD("invalid_argument", "command: more than %u bytes in all",
+                                    KERFD_MAX_ARGS_BYTES);
                         if (!(t->argv[i] = strdup(json_string_value(a))))
                                 return -ENOMEM;
                 }
@@ -252,13 +260,18 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                 t->env = calloc(json_object_size(v) + 1, sizeof(char *));
                 if (!t->env)
                         return -ENOMEM;
+                size_t total = 0;
                 json_object_foreach(v, k, ev)
                 {
-                        if (!json_is_string(ev) || !*k || strchr(k, '='))
+                        if (!json_is_string(ev) || !*k || strchr(k, '=') || strlen(k) > 255)
                                 BAD("invalid_argument",
-                                    "env.%s: a string value and a name "
+                                    "env.%.64s: a string value and a name of 1..255 characters "
                                     "without '='",
                                     k);
+                        total += strlen(k) + json_string_length(ev) + 2;
+                        if (total > KERFD_MAX_ARGS_BYTES)
+                                BAD("invalid_argument", "env: more than %u bytes in all",
+                                    KERFD_MAX_ARGS_BYTES);
                         if (asprintf(&t->env[i++], "%s=%s", k, json_string_value(ev)) < 0)
                                 return -ENOMEM;
                 }
@@ -266,7 +279,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
         if ((v = json_object_get(o, "cwd"))) {
                 if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
                     strlen(json_string_value(v)) > 1024)
-                        BAD("invalid_argument", "cwd: an absolute path");
+                        BAD("invalid_argument", "cwd: an absolute path of at most 1024 bytes");
         }
         if ((v = json_object_get(o, "run_as"))) {
                 json_t *u = json_object_get(v, "uid"), *g = json_object_get(v, "gid");
@@ -486,5 +499,11 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
             json_pack("{s:s?, s:s?}", "stdout", rec->log_stdout, "stderr", rec->log_stderr));
         if (rec->lease_expiry_ms)
                 json_object_set_new(j, "lease_expiry_ms", json_integer(rec->lease_expiry_ms));
+        if (t && t->region_path)
+                json_object_set_new(j, "slice_region", json_string(t->region_path));
+        if (t && !t->argv) {
+                json_t *env = kerfd__attach_env(n, t);
+                json_object_set_new(j, "attach_env", env ? env : json_null());
+        }
         return j;
 }

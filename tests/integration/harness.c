@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include "harness.h"
 
 static pid_t live_pid;
+const char *kd_limits;
 
 static void kill_live(void)
 {
@@ -143,9 +145,9 @@ void kd_setup(kd *k, const char *extra)
         assert_non_null(f);
         fprintf(f,
                 "state_dir: %s/state\nsocket: %s\nfleet: %s/examples/fleet-8xh200.yaml\n"
-                "backend:\n  simulated: true\nlimits:\n  grace_s: 2\n  tick_ms: 20\n"
+                "backend:\n  simulated: true\nlimits:\n  grace_s: 2\n  tick_ms: 20\n%s"
                 "tenants:\n  - name: alice\n  - name: bob\n%s",
-                k->dir, k->sock, KERF_SOURCE_DIR, extra ? extra : "");
+                k->dir, k->sock, KERF_SOURCE_DIR, kd_limits ? kd_limits : "", extra ? extra : "");
         fclose(f);
         atexit(kill_live);
         kd_start(k);
@@ -290,4 +292,75 @@ json_t *kd_event(kd *k, const char *kind, const char *needle)
         }
         json_decref(j);
         return found;
+}
+
+int kd_wait_exit(kd *k, unsigned timeout_ms)
+{
+        int ws;
+        for (unsigned waited = 0; k->pid > 0 && waited <= timeout_ms; waited += 20) {
+                if (waitpid(k->pid, &ws, WNOHANG) == k->pid) {
+                        k->pid = live_pid = 0;
+                        return ws;
+                }
+                kd_sleep_ms(20);
+        }
+        return -1;
+}
+
+int kd_task_procs(kd *k, unsigned long long id, pid_t *pids, int cap)
+{
+        char want_id[64], want_sock[400], path[64], envb[16384];
+        struct dirent *de;
+        DIR *d = opendir("/proc");
+        int found = 0;
+
+        if (!d)
+                return -1;
+        snprintf(want_id, sizeof(want_id), "KERF_TASK_ID=%llu", id);
+        snprintf(want_sock, sizeof(want_sock), "KERF_SOCKET=%s", k->sock);
+        while ((de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                bool a = false, b = false;
+                ssize_t len;
+                size_t off = 0;
+                int fd;
+                if (*end || pid <= 1 || !kd_pid_alive((pid_t)pid))
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+                if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                        continue;
+                while (off < sizeof(envb) - 1 &&
+                       (len = read(fd, envb + off, sizeof(envb) - 1 - off)) > 0)
+                        off += (size_t)len;
+                close(fd);
+                envb[off] = 0;
+                for (size_t i = 0; i < off; i += strlen(envb + i) + 1) {
+                        a |= !strcmp(envb + i, want_id);
+                        b |= !strcmp(envb + i, want_sock);
+                }
+                if (a && b) {
+                        if (found < cap)
+                                pids[found] = (pid_t)pid;
+                        found++;
+                }
+        }
+        closedir(d);
+        return found;
+}
+
+bool kd_pid_alive(pid_t pid)
+{
+        char path[64], statb[512], *rp;
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if (!(f = fopen(path, "re")))
+                return false;
+        n = fread(statb, 1, sizeof(statb) - 1, f);
+        fclose(f);
+        statb[n] = 0;
+        rp = strrchr(statb, ')');
+        return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }

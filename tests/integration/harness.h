@@ -15,6 +15,9 @@ typedef struct kd {
         pid_t pid;
 } kd;
 
+/* Extra lines for the `limits:` block of the next kd_setup() (each "  key: value\n"), or NULL. */
+extern const char *kd_limits;
+
 /* Creates a temp dir and config (tenants alice and bob + `extra` YAML appended at top level)
  * and starts kerfd; waits (bounded) until /v1/health answers. Aborts the test on failure. */
 void kd_setup(kd *k, const char *extra);
@@ -48,5 +51,13 @@ char *kd_read(const char *path);
 /* GET /v1/events (admin) and returns the first event of `kind` whose text contains `needle`
  * (NULL: any), or NULL. Caller decrefs. */
 json_t *kd_event(kd *k, const char *kind, const char *needle);
+
+/* Waits (bounded) for kerfd to exit on its own; returns its wait status, -1 on timeout. */
+int kd_wait_exit(kd *k, unsigned timeout_ms);
+/* Live processes (not zombies) whose environment holds KERF_TASK_ID=id and this kerfd's
+ * KERF_SOCKET; fills up to cap pids, returns how many there are. */
+int kd_task_procs(kd *k, unsigned long long id, pid_t *pids, int cap);
+/* True when pid exists and is not a zombie. */
+bool kd_pid_alive(pid_t pid);
 
 #endif /* KERF_IT_HARNESS_H */

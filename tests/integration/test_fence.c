@@ -1,18 +1,119 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_fence.c - device fencing when kerfd runs as root: a task on GPU N can open its
- * <devdir>/nvidiaN and gets EPERM on another GPU's node (mknod major 195 in a temp dir) */
+ * <devdir>/nvidiaN and gets EPERM on another GPU's node (mknod major 195 in a temp dir); an
+ * attached process is moved into its task's fence and back out when the task ends */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+
+/* A launcher's process: waits for a byte, tries to open <dev>/nvidia0..7, answers with the
+ * mask of EPERM refusals, then idles (bounded). */
+static pid_t probe_child(const char *dev, int *to, int *from)
+{
+        int a[2], b[2];
+        pid_t p;
+        assert_int_equal(pipe(a), 0);
+        assert_int_equal(pipe(b), 0);
+        p = fork();
+        assert_true(p >= 0);
+        if (p == 0) {
+                struct pollfd pf = {.fd = a[0], .events = POLLIN};
+                char c, path[128];
+                unsigned char mask = 0;
+                if (poll(&pf, 1, 30000) != 1 || read(a[0], &c, 1) != 1)
+                        _exit(1);
+                for (int i = 0; i < 8; i++) {
+                        int fd;
+                        snprintf(path, sizeof(path), "%s/nvidia%d", dev, i);
+                        fd = open(path, O_RDONLY);
+                        if (fd >= 0)
+                                close(fd);
+                        else if (errno == EPERM)
+                                mask |= (unsigned char)(1u << i);
+                }
+                if (write(b[1], &mask, 1) != 1)
+                        _exit(1);
+                for (int i = 0; i < 600; i++)
+                        usleep(100000);
+                _exit(0);
+        }
+        close(a[0]);
+        close(b[1]);
+        *to = a[1];
+        *from = b[0];
+        return p;
+}
+
+static bool in_task_cgroup(pid_t p, unsigned long long id)
+{
+        char path[64], want[64], *s;
+        bool in;
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p);
+        snprintf(want, sizeof(want), "/task-%llu\n", id);
+        s = kd_read(path);
+        assert_non_null(s);
+        in = strstr(s, want) != NULL;
+        free(s);
+        return in;
+}
+
+static void attach_fenced(kd *k, const char *dev)
+{
+        char body[256], path[96], c = 'x';
+        unsigned char mask = 0;
+        struct pollfd pf;
+        int to, from, g;
+        unsigned long long id;
+        json_t *t;
+        long s;
+        pid_t p = probe_child(dev, &to, &from);
+
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"workload\":\"training\",\"route\":\"whole\","
+                 "\"pid\":%d,\"lease_s\":60}",
+                 (int)p);
+        t = kd_call(k, "POST", "/v1/attach", body, NULL, &s, NULL);
+        assert_int_equal(s, 201);
+        id = (unsigned long long)json_integer_value(json_object_get(t, "id"));
+        assert_string_equal(json_string_value(json_object_get(t, "state")), "running");
+        g = (int)json_integer_value(
+            json_object_get(json_array_get(json_object_get(t, "units"), 0), "gpu"));
+        json_decref(t);
+        assert_true(in_task_cgroup(p, id));
+        assert_int_equal(write(to, &c, 1), 1);
+        pf.fd = from;
+        pf.events = POLLIN;
+        assert_int_equal(poll(&pf, 1, 10000), 1);
+        assert_int_equal(read(from, &mask, 1), 1);
+        assert_true(mask & (1u << ((g + 1) % 8))); /* another GPU: refused */
+        assert_false(mask & (1u << g));            /* its own: allowed */
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", id);
+        json_decref(kd_call(k, "POST", path, NULL, NULL, &s, NULL));
+        assert_int_equal(s, 200);
+        t = kd_wait_task(k, id, NULL, 10000);
+        assert_non_null(t);
+        json_decref(t);
+        assert_true(kd_pid_alive(p)); /* not signalled: its launcher owns it */
+        assert_false(in_task_cgroup(p, id));
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+        close(to);
+        close(from);
+}
 
 static void test_fence(void **st)
 {
@@ -72,6 +173,7 @@ static void test_fence(void **st)
         snprintf(path, sizeof(path), "open%d=EPERM", g);
         assert_null(strstr(log, path)); /* its own node: not refused by the fence */
         free(log);
+        attach_fenced(&k, dev);
         kd_stop(&k);
         kd_cleanup(&k);
         snprintf(path, sizeof(path), "rm -rf '%s'", dev);
