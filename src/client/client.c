@@ -67,10 +67,11 @@ int kerf_client_new(const kerf_client_opts *o, kerf_client **ret)
         } else {
                 char path[4096];
                 if (o && o->socket)
-                        snprintf(path, sizeof(path), "%s", o->socket);
+                        c->socket = strdup(o->socket); /* as given: never cut short */
                 else if (kerf_client_default_socket(path, sizeof(path)) < 0)
                         goto inval;
-                c->socket = strdup(path);
+                else
+                        c->socket = strdup(path);
                 c->base = strdup("http://localhost");
                 if (!c->socket)
                         goto oom;

@@ -66,6 +66,8 @@ typedef struct nvmlEventSet_st *nvmlEventSet_t;
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE        96
 #define NVML_DEVICE_NAME_BUFFER_SIZE           64
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE        96
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE     32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE  16
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
 
 /* Struct version tag: size of the versioned struct | version << 24. */
@@ -299,6 +301,19 @@ typedef struct nvmlComputeInstanceInfo_st {
         nvmlComputeInstancePlacement_t placement; /* 24 */
 } nvmlComputeInstanceInfo_t;                      /* 32 */
 
+/* nvmlDeviceGetPciInfo_v3. Written from kerf's knowledge of NVML's nvmlPciInfo_t and checked
+ * against an independent public declaration of the same struct; not yet against NVIDIA's own
+ * nvml.h (not on the build machine): see docs/BACKEND.md. */
+typedef struct nvmlPciInfo_st {
+        char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]; /* 0, "0000:BB:DD.F" */
+        unsigned int domain;                                     /* 16 */
+        unsigned int bus;                                        /* 20 */
+        unsigned int device;                                     /* 24 */
+        unsigned int pciDeviceId;    /* 28, device id << 16 | vendor id (0x10DE): 0x233510DE */
+        unsigned int pciSubSystemId; /* 32 */
+        char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE]; /* 36, "00000000:BB:DD.F" */
+} nvmlPciInfo_t;                                        /* 68 */
+
 typedef struct nvmlTemperature_v1_st {
         unsigned int version; /* nvmlTemperature_v1 */
         int sensorType;       /* nvmlTemperatureSensors_t */
@@ -352,6 +367,13 @@ KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, gpuInstance) == 8);
 KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, id) == 16);
 KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, profileId) == 20);
 KERF_NVML_CHECK(offsetof(nvmlComputeInstanceInfo_t, placement) == 24);
+KERF_NVML_CHECK(sizeof(nvmlPciInfo_t) == 68);
+KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, domain) == 16);
+KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, bus) == 20);
+KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, device) == 24);
+KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, pciDeviceId) == 28);
+KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32);
+KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, busId) == 36);
 KERF_NVML_CHECK(sizeof(nvmlTemperature_t) == 12);
 KERF_NVML_CHECK(nvmlTemperature_v1 == 0x0100000CU);
 #undef KERF_NVML_CHECK
@@ -373,6 +395,7 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device);
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization);

@@ -3,10 +3,12 @@
  * header line; no quoting) */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "kerf/errno.h"
 #include "replay.h"
 
@@ -121,46 +123,10 @@ static int num(csvin *in, const csvrow *r, int c, const char *what, uint64_t max
 
 static int read_file(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
 {
-        FILE *f = fopen(path, "rbe");
-        if (!f) {
-                int e = errno;
-                if (err)
-                        snprintf(err, errlen, "%s: %s", path, strerror(e));
-                return -e;
-        }
-        char *buf = NULL;
-        size_t len = 0, cap = 0;
-        int rc = 0;
-        for (;;) {
-                if (cap - len < 65536) {
-                        size_t nc = cap ? cap * 2 : 262144;
-                        char *nb = realloc(buf, nc);
-                        if (!nb) {
-                                rc = -ENOMEM;
-                                break;
-                        }
-                        buf = nb;
-                        cap = nc;
-                }
-                size_t k = fread(buf + len, 1, cap - len, f);
-                len += k;
-                if (k == 0) {
-                        if (ferror(f)) {
-                                rc = -EIO;
-                                if (err)
-                                        snprintf(err, errlen, "%s: read error", path);
-                        }
-                        break;
-                }
-        }
-        fclose(f);
-        if (rc < 0) {
-                free(buf);
-                return rc;
-        }
-        *ret = buf;
-        *ret_len = len;
-        return 0;
+        int rc = kerf_file_read_all(path, SIZE_MAX - 1, ret, ret_len);
+        if (rc < 0 && err)
+                snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        return rc;
 }
 
 /* ---- node list --------------------------------------------------------------------------- */

@@ -3,10 +3,12 @@
  * kerf's placement and the best-fit / first-fit baselines; capacity planning for sharing */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "kerf/errno.h"
 #include "replay.h"
 
@@ -42,31 +44,15 @@ static int parse_uint(const char *opt, const char *s, unsigned long long max,
 
 static int load_fleet_yaml(const char *path, kerf_fleet **ret)
 {
-        FILE *f = fopen(path, "rbe");
-        if (!f) {
-                fprintf(stderr, "kerf-replay: %s: %s\n", path, strerror(errno));
+        char *buf = NULL;
+        size_t len = 0;
+        int rc = kerf_file_read_all(path, SIZE_MAX - 1, &buf, &len);
+        if (rc < 0) {
+                fprintf(stderr, "kerf-replay: %s: %s\n", path, strerror(-rc));
                 return -1;
         }
-        char *buf = NULL;
-        size_t len = 0, cap = 0, k;
-        do {
-                if (cap - len < 4096) {
-                        cap = cap ? cap * 2 : 65536;
-                        char *nb = realloc(buf, cap);
-                        if (!nb) {
-                                free(buf);
-                                fclose(f);
-                                fprintf(stderr, "kerf-replay: out of memory\n");
-                                return -1;
-                        }
-                        buf = nb;
-                }
-                k = fread(buf + len, 1, cap - len, f);
-                len += k;
-        } while (k > 0);
-        fclose(f);
         char err[KERF_REPLAY_ERR_LEN] = "";
-        int rc = kerf_fleet_parse_yaml(buf, len, ret, err, sizeof(err));
+        rc = kerf_fleet_parse_yaml(buf, len, ret, err, sizeof(err));
         free(buf);
         if (rc < 0) {
                 fprintf(stderr, "kerf-replay: %s: %s\n", path, err[0] ? err : "invalid fleet");

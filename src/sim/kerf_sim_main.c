@@ -2,17 +2,17 @@
 /* kerf_sim_main.c - the kerf-sim command: create, describe, reset a simulated node; inject faults
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "internal.h"
 #include "kerf/errno.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE         2
+#define KERF_SIM_FLEET_MAX (1u << 20) /* a fleet file larger than 1 MiB is refused */
 
 static const char usage[] =
     "usage: kerf-sim COMMAND [options]   (state dir: --dir D or $KERF_SIM_DIR)\n"
@@ -116,29 +116,6 @@ static int parse_opts(int argc, char **argv, int i, struct opts *o)
         return 0;
 }
 
-static int read_file(const char *path, char **ret, size_t *ret_len)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        struct stat sb;
-        if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 20)) {
-                close(fd);
-                return -EINVAL;
-        }
-        char *buf = malloc((size_t)sb.st_size + 1);
-        ssize_t n = buf ? read(fd, buf, (size_t)sb.st_size) : -1;
-        close(fd);
-        if (n < 0) {
-                free(buf);
-                return -EIO;
-        }
-        buf[n] = '\0';
-        *ret = buf;
-        *ret_len = (size_t)n;
-        return 0;
-}
-
 static int cmd_create(const struct opts *o)
 {
         char *text = NULL, err[256] = "";
@@ -149,7 +126,7 @@ static int cmd_create(const struct opts *o)
                 return usage_err("create needs --fleet FILE.yaml", NULL);
         if (!kerf_sim_dir_resolve(o->dir))
                 return usage_err("no state directory: give --dir or set " KERF_SIM_ENV, NULL);
-        if ((rc = read_file(o->fleet, &text, &len)) < 0)
+        if ((rc = kerf_file_read_all(o->fleet, KERF_SIM_FLEET_MAX, &text, &len)) < 0)
                 return fail("cannot read fleet file %s", o->fleet, rc);
         rc = kerf_fleet_parse_yaml(text, len, &f, err, sizeof(err));
         free(text);

@@ -25,6 +25,7 @@ struct nvb_fns {
         NVB_FN(nvmlDeviceGetUUID);
         NVB_FN(nvmlDeviceGetName);
         NVB_FN(nvmlDeviceGetMinorNumber);
+        NVB_FN(nvmlDeviceGetPciInfo_v3); /* optional: the model by PCI device id */
         NVB_FN(nvmlDeviceGetMemoryInfo);
         NVB_FN(nvmlDeviceGetMemoryInfo_v2);
         NVB_FN(nvmlDeviceGetUtilizationRates);

@@ -154,6 +154,7 @@ static int resolve(struct nvb *p, const kerf_backend_options *opt, char *err)
         resolve_one(p, SLOT(nvmlSystemGetCudaDriverVersion),
                     NAMES("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"));
         resolve_one(p, SLOT(nvmlDeviceGetMinorNumber), NAMES("nvmlDeviceGetMinorNumber"));
+        resolve_one(p, SLOT(nvmlDeviceGetPciInfo_v3), NAMES("nvmlDeviceGetPciInfo_v3"));
         resolve_one(p, SLOT(nvmlDeviceGetMemoryInfo_v2), NAMES("nvmlDeviceGetMemoryInfo_v2"));
         resolve_one(p, SLOT(nvmlDeviceGetMemoryInfo), NAMES("nvmlDeviceGetMemoryInfo"));
         resolve_one(p, SLOT(nvmlDeviceGetUtilizationRates), NAMES("nvmlDeviceGetUtilizationRates"));

@@ -31,12 +31,29 @@ static int ci_index_for_slices(unsigned slices)
         }
 }
 
+/* kerf's model for a device: by PCI device id when the library reports one that is in the
+ * model table (the hardware's own identity: a board the driver names "NVIDIA Graphics Device"
+ * is still found), else by the NVML name `name`. NULL when neither is known. */
+static const kerf_gpu_model *model_match(struct nvb *p, nvmlDevice_t d, const char *name)
+{
+        nvmlPciInfo_t pci;
+        if (p->f.nvmlDeviceGetPciInfo_v3 && p->f.nvmlDeviceGetPciInfo_v3(d, &pci) == NVML_SUCCESS &&
+            pci.pciDeviceId != 0) {
+                for (size_t i = 0; i < kerf_gpu_model_count(); i++) {
+                        const kerf_gpu_model *m = kerf_gpu_model_at(i);
+                        if (m->pci_device_id == pci.pciDeviceId)
+                                return m;
+                }
+        }
+        return kerf_gpu_model_find(name);
+}
+
 static const kerf_gpu_model *model_of(struct nvb *p, nvmlDevice_t d)
 {
         char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
         if (p->f.nvmlDeviceGetName(d, name, sizeof(name)) != NVML_SUCCESS)
                 return NULL;
-        return kerf_gpu_model_find(name);
+        return model_match(p, d, name);
 }
 
 /* The device handle of `gpu`, or an error when discovery could not open it. */
@@ -85,7 +102,7 @@ int kerf__nvb_gpu_get(kerf_backend *b, unsigned gpu, kerf_backend_gpu *ret)
                 kerf_backend_set_error(b, "%s", err);
                 return r;
         }
-        ret->model = kerf_gpu_model_find(ret->name);
+        ret->model = model_match(p, g->dev, ret->name);
         if (!g->uuid[0] && p->f.nvmlDeviceGetUUID(g->dev, g->uuid, sizeof(g->uuid)) == NVML_SUCCESS)
                 snprintf(ret->uuid, sizeof(ret->uuid), "%s", g->uuid);
         ret->minor = gpu;

@@ -40,8 +40,11 @@ static size_t desc_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsigne
         size_t es = elem_size(f);
         if (!w || !es || (ch != 1 && ch != 2 && ch != 4))
                 return 0;
-        size_t n = w * (h ? h : 1);
-        return n * (d ? d : 1) * es * ch;
+        size_t n = w, dims[] = {h ? h : 1, d ? d : 1, es, ch};
+        for (unsigned i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
+                if (__builtin_mul_overflow(n, dims[i], &n))
+                        return 0; /* too large to describe: invalid */
+        return n;
 }
 
 static CUresult arr_new(int kind, size_t bytes, void **ret)
@@ -51,6 +54,8 @@ static CUresult arr_new(int kind, size_t bytes, void **ret)
         if (r)
                 return r;
         uint64_t charge = kc_round_up(bytes, KC_GRAN);
+        if (charge < bytes)
+                return CUDA_ERROR_OUT_OF_MEMORY;
         kc__lock();
         r = kc__mem_charge(ctx->dev, charge);
         kc_arr *a = r ? NULL : calloc(1, sizeof(*a));
@@ -161,7 +166,8 @@ KERF_CUDA_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
                 size_t b = desc_bytes(w, h, z, d->Format, d->NumChannels);
                 if (!b)
                         return CUDA_ERROR_INVALID_VALUE;
-                total += b;
+                if (__builtin_add_overflow(total, b, &total))
+                        return CUDA_ERROR_INVALID_VALUE;
                 if (w == 1 && h <= 1 && (z <= 1 || layered) && l + 1 < numMipmapLevels)
                         return CUDA_ERROR_INVALID_VALUE; /* more levels than the extent allows */
                 w = w > 1 ? w / 2 : 1;

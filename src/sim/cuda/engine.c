@@ -408,8 +408,10 @@ static void *worker(void *arg)
 static kc_shm *shm_open_engine(const kc_dev *d)
 {
         char path[4096];
-        snprintf(path, sizeof(path), "%s/cuda-engine-%d-%d-%d", kerf_sim_dir(kc_g.sim),
-                 d->target.gpu, d->target.gi, d->target.ci);
+        int n = snprintf(path, sizeof(path), "%s/cuda-engine-%d-%d-%d", kerf_sim_dir(kc_g.sim),
+                         d->target.gpu, d->target.gi, d->target.ci);
+        if (n < 0 || (size_t)n >= sizeof(path))
+                return NULL; /* a cut path could name another device's engine */
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
         if (fd < 0)
                 return NULL;

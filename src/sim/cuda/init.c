@@ -205,8 +205,10 @@ static void enumerate(void)
                 return;
         }
         /* Entries are taken in order until the first one that names no device. */
-        char buf[1024];
-        snprintf(buf, sizeof(buf), "%s", cvd);
+        /* A copy as long as the value: a fixed buffer used to cut a long list mid-entry. */
+        char *buf = strdup(cvd);
+        if (!buf)
+                return; /* out of memory: no devices, cuInit answers NO_DEVICE */
         char *save = NULL;
         for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 while (isspace((unsigned char)*tok))
@@ -217,6 +219,7 @@ static void enumerate(void)
                 if (!l || resolve_entry(tok, &mig_used) < 0)
                         break;
         }
+        free(buf);
 }
 
 static void read_env(void)
@@ -225,9 +228,10 @@ static void read_env(void)
         kc_g.ctx_overhead = KC_CTX_OVERHEAD;
         if (s && *s) {
                 char *end;
+                errno = 0;
                 unsigned long long v = strtoull(s, &end, 10);
-                if (!*end)
-                        kc_g.ctx_overhead = v * 1024 * 1024;
+                if (!*end && !errno && s[0] != '-' && v <= (UINT64_MAX >> 20))
+                        kc_g.ctx_overhead = v << 20; /* else ignored: the default stays */
         }
         s = getenv("KERF_SIM_CLOCK");
         kc_g.virtual_clock = s && !strcmp(s, "virtual");

@@ -247,8 +247,12 @@ CUresult kc__from_errno(int err);
 void kc__lock(void);
 void kc__unlock(void);
 
+/* `v` rounded up to a multiple of `a` (> 0); 0 when that does not fit in 64 bits, which
+ * callers treat as "too large" (0 < v). */
 static inline uint64_t kc_round_up(uint64_t v, uint64_t a)
 {
+        if (v > UINT64_MAX - (a - 1))
+                return 0;
         return (v + a - 1) / a * a;
 }
 

@@ -167,7 +167,7 @@ KERF_CUDA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, 
             (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
                 return CUDA_ERROR_INVALID_VALUE;
         size_t pitch = kc_round_up(WidthInBytes, KC_PITCH_ALIGN);
-        if (Height > SIZE_MAX / pitch)
+        if (!pitch || Height > SIZE_MAX / pitch) /* !pitch: the width itself overflowed */
                 return CUDA_ERROR_OUT_OF_MEMORY;
         kc__lock();
         r = alloc_linear(ctx, pitch * Height, KC_A_LINEAR, dptr);

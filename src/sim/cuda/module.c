@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* module.c - the fake module image (KERFSIM-MODULE 1), functions, libraries and launches */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "internal.h"
 
 /*
@@ -142,15 +144,16 @@ KERF_CUDA_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
                 return r;
         if (!module || !fname)
                 return CUDA_ERROR_INVALID_VALUE;
-        FILE *f = fopen(fname, "re");
-        if (!f)
-                return CUDA_ERROR_FILE_NOT_FOUND;
-        char *buf = calloc(1, 1 << 20);
-        size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-        fclose(f);
-        if (!buf)
+        char *buf = NULL;
+        size_t n;
+        /* A module image is a few lines; more than 1 MiB is not one (it used to be truncated). */
+        int rc = kerf_file_read_all(fname, 1u << 20, &buf, &n);
+        if (rc == -ENOMEM)
                 return CUDA_ERROR_OUT_OF_MEMORY;
-        buf[n] = 0;
+        if (rc == -EFBIG)
+                return CUDA_ERROR_INVALID_IMAGE;
+        if (rc < 0)
+                return CUDA_ERROR_FILE_NOT_FOUND;
         r = load(module, buf);
         free(buf);
         return r;

@@ -113,7 +113,7 @@ static CUresult pool_alloc(kc_pool *p, kc_ctx *ctx, size_t size, CUdeviceptr *re
                 mem = b->mem;
                 free(b);
         } else {
-                if (p->max_size && p->reserved + len > p->max_size)
+                if (p->max_size && (len > p->max_size || p->reserved > p->max_size - len))
                         return CUDA_ERROR_OUT_OF_MEMORY;
                 CUresult r = kc__mem_charge(p->dev, len);
                 if (r == CUDA_ERROR_OUT_OF_MEMORY && p->free_list) {

@@ -141,7 +141,9 @@ KERF_CUDA_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, siz
         if (!ptr || !size || size % KC_GRAN || flags || (alignment & (alignment - 1)))
                 return CUDA_ERROR_INVALID_VALUE;
         size_t align = alignment > KC_GRAN ? alignment : KC_GRAN;
-        size_t span = size + align;
+        size_t span;
+        if (__builtin_add_overflow(size, align, &span))
+                return CUDA_ERROR_OUT_OF_MEMORY; /* no address range that large */
         char *m = mmap(addr ? (void *)(uintptr_t)addr : NULL, span, PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)

@@ -226,14 +226,14 @@ NVML_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int len
 
 NVML_API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion)
 {
-        if (!cudaDriverVersion)
-                return NVML_ERROR_INVALID_ARGUMENT;
-        nvmlReturn_t r = kerf__nvml_enter();
+        nvmlReturn_t r = kerf__nvml_enter(); /* UNINITIALIZED comes before argument checks */
         if (r)
                 return r;
         kerf_sim_node_info n;
-        int rc = kerf_sim_node_get(g_st, &n);
-        if (rc < 0)
+        int rc = 0;
+        if (!cudaDriverVersion)
+                r = NVML_ERROR_INVALID_ARGUMENT;
+        else if ((rc = kerf_sim_node_get(g_st, &n)) < 0)
                 r = kerf__nvml_err(rc);
         else
                 *cudaDriverVersion = n.cuda_version;
@@ -250,14 +250,15 @@ NVML_API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 
 NVML_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 {
-        if (!deviceCount)
-                return NVML_ERROR_INVALID_ARGUMENT;
-        nvmlReturn_t r = kerf__nvml_enter();
+        nvmlReturn_t r = kerf__nvml_enter(); /* UNINITIALIZED comes before argument checks */
         if (r)
                 return r;
-        *deviceCount = kerf_sim_gpu_count(g_st);
+        if (!deviceCount)
+                r = NVML_ERROR_INVALID_ARGUMENT;
+        else
+                *deviceCount = kerf_sim_gpu_count(g_st);
         kerf__nvml_leave();
-        return NVML_SUCCESS;
+        return r;
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount)
@@ -351,6 +352,36 @@ NVML_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int
                         r = NVML_ERROR_NOT_SUPPORTED;
                 else
                         *minorNumber = g.index;
+        }
+        kerf__nvml_leave();
+        return r;
+}
+
+/* PCI identity: the model's real device id; a made-up but stable address per GPU index (domain
+ * 0, bus 0x10 + index, device 0, function 0). A MIG device answers its parent's PCI function
+ * [UNVERIFIED on hardware]. The subsystem id is not modelled (0). */
+NVML_API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
+        nvmlReturn_t r = kerf__nvml_enter();
+        if (r)
+                return r;
+        kerf_sim_gpu_info g;
+        if (!(r = kerf__nvml_dev_check(device, true, &g))) {
+                if (!pci) {
+                        r = NVML_ERROR_INVALID_ARGUMENT;
+                } else {
+                        nvmlPciInfo_t v;
+                        memset(&v, 0, sizeof(v));
+                        v.domain = 0;
+                        v.bus = 0x10 + g.index;
+                        v.device = 0;
+                        v.pciDeviceId = g.model ? g.model->pci_device_id : 0;
+                        snprintf(v.busIdLegacy, sizeof(v.busIdLegacy), "%04X:%02X:%02X.0", v.domain,
+                                 v.bus, v.device);
+                        snprintf(v.busId, sizeof(v.busId), "%08X:%02X:%02X.0", v.domain, v.bus,
+                                 v.device);
+                        *pci = v;
+                }
         }
         kerf__nvml_leave();
         return r;

@@ -10,14 +10,15 @@
 #include "kerf/errno.h"
 #include "nvml_internal.h"
 
-#define SUPPORTED_EVENTS nvmlEventTypeXidCriticalError
+#define SUPPORTED_EVENTS (nvmlEventTypeXidCriticalError | nvmlEventTypeGpuUnavailableError)
 #define POLL_NS          2000000L /* the state is polled every 2 ms while waiting */
 
 struct nvmlEventSet_st {
         unsigned magic;
         pthread_mutex_t mu;
         unsigned long long mask[KERF_SIM_MAX_GPUS];
-        uint64_t seen[KERF_SIM_MAX_GPUS]; /* newest XID seq delivered or present at register */
+        uint64_t seen[KERF_SIM_MAX_GPUS];  /* newest XID seq delivered or present at register */
+        bool lost_sent[KERF_SIM_MAX_GPUS]; /* GpuUnavailableError delivered for this loss */
 };
 
 NVML_API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
@@ -110,7 +111,19 @@ static nvmlReturn_t scan(nvmlEventSet_t set, nvmlEventData_t *data)
                 kerf_sim_xid_event ev;
                 if (!set->mask[g] || kerf_sim_gpu_get(st, g, &gi) < 0)
                         continue;
-                if (gi.lost) {
+                if (!gi.lost)
+                        set->lost_sent[g] = false; /* reset since: a new loss is a new event */
+                if (gi.lost && (set->mask[g] & nvmlEventTypeGpuUnavailableError) &&
+                    !set->lost_sent[g]) {
+                        /* one GpuUnavailableError event per loss, then GPU_IS_LOST */
+                        set->lost_sent[g] = true;
+                        data->device = kerf__nvml_dev(g);
+                        data->eventType = nvmlEventTypeGpuUnavailableError;
+                        data->eventData = 0;
+                        data->gpuInstanceId = KERF_NVML_ID_UNATTRIBUTED;
+                        data->computeInstanceId = KERF_NVML_ID_UNATTRIBUTED;
+                        r = NVML_SUCCESS;
+                } else if (gi.lost) {
                         r = NVML_ERROR_GPU_IS_LOST;
                 } else if ((set->mask[g] & nvmlEventTypeXidCriticalError) &&
                            kerf_sim_xid_next(st, g, set->seen[g], &ev) == 0) {

@@ -632,22 +632,27 @@ NVML_API nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned 
         return r;
 }
 
-static nvmlReturn_t mig_ids(nvmlDevice_t device, unsigned *gi, unsigned *ci, nvmlDevice_t *parent)
+enum mig_id { MIG_ID_GI, MIG_ID_CI, MIG_ID_PARENT };
+
+/* One of a MIG device's ids or its parent into *out. UNINITIALIZED is answered before the
+ * arguments are looked at, as NVML does. */
+static nvmlReturn_t mig_ids(nvmlDevice_t device, enum mig_id which, void *out)
 {
         nvmlReturn_t r = kerf__nvml_enter();
         if (r)
                 return r;
-        if (!(r = kerf__nvml_dev_check(device, false, NULL))) {
-                if (!gi && !ci && !parent)
-                        r = NVML_ERROR_INVALID_ARGUMENT;
-                else if (device->gi < 0)
-                        r = parent ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
-                else if (gi)
-                        *gi = (unsigned)device->gi;
-                else if (ci)
-                        *ci = (unsigned)device->ci;
+        if (!out)
+                r = NVML_ERROR_INVALID_ARGUMENT;
+        else if (!(r = kerf__nvml_dev_check(device, false, NULL))) {
+                if (device->gi < 0)
+                        r = which == MIG_ID_PARENT ? NVML_ERROR_INVALID_ARGUMENT
+                                                   : NVML_ERROR_NOT_SUPPORTED;
+                else if (which == MIG_ID_GI)
+                        *(unsigned *)out = (unsigned)device->gi;
+                else if (which == MIG_ID_CI)
+                        *(unsigned *)out = (unsigned)device->ci;
                 else
-                        *parent = kerf__nvml_dev((unsigned)device->gpu);
+                        *(nvmlDevice_t *)out = kerf__nvml_dev((unsigned)device->gpu);
         }
         kerf__nvml_leave();
         return r;
@@ -655,16 +660,16 @@ static nvmlReturn_t mig_ids(nvmlDevice_t device, unsigned *gi, unsigned *ci, nvm
 
 NVML_API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
 {
-        return id ? mig_ids(device, id, NULL, NULL) : NVML_ERROR_INVALID_ARGUMENT;
+        return mig_ids(device, MIG_ID_GI, id);
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id)
 {
-        return id ? mig_ids(device, NULL, id, NULL) : NVML_ERROR_INVALID_ARGUMENT;
+        return mig_ids(device, MIG_ID_CI, id);
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice,
                                                                    nvmlDevice_t *device)
 {
-        return device ? mig_ids(migDevice, NULL, NULL, device) : NVML_ERROR_INVALID_ARGUMENT;
+        return mig_ids(migDevice, MIG_ID_PARENT, device);
 }

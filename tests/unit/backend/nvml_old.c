@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nvml_old.c - test library: an "old NVML" exporting only unversioned names, forwarding to the
- * simulated libnvidia-ml.so.1 (loaded RTLD_LOCAL so its versioned names stay invisible) */
+ * simulated libnvidia-ml.so.1 (loaded RTLD_LOCAL so its versioned names stay invisible).
+ * Built a second time with KERF_TEST_NVML_REBADGE: then it also has nvmlDeviceGetPciInfo_v3 and
+ * names every GPU "NVIDIA Graphics Device" (what a driver says of a board it does not know),
+ * so the backend can only find the model by PCI device id. */
 #include <dlfcn.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "nvml_abi.h"
 
@@ -30,7 +34,24 @@ FWD(nvmlDeviceGetCount, nvmlDeviceGetCount_v2, (unsigned int *c), (c))
 FWD(nvmlDeviceGetHandleByIndex, nvmlDeviceGetHandleByIndex_v2, (unsigned int i, nvmlDevice_t *d),
     (i, d))
 FWD(nvmlDeviceGetUUID, nvmlDeviceGetUUID, (nvmlDevice_t d, char *u, unsigned int l), (d, u, l))
+#ifdef KERF_TEST_NVML_REBADGE
+FWD(nvmlDeviceGetPciInfo_v3, nvmlDeviceGetPciInfo_v3, (nvmlDevice_t d, nvmlPciInfo_t *p), (d, p))
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *u, unsigned int l)
+{
+        static const char name[] = "NVIDIA Graphics Device";
+        __typeof__(&nvmlDeviceGetName) fn =
+            (__typeof__(&nvmlDeviceGetName))real("nvmlDeviceGetName");
+        nvmlReturn_t r = fn ? fn(d, u, l) : NVML_ERROR_FUNCTION_NOT_FOUND;
+        if (r == NVML_SUCCESS) {
+                if (l < sizeof(name))
+                        return NVML_ERROR_INSUFFICIENT_SIZE;
+                memcpy(u, name, sizeof(name));
+        }
+        return r;
+}
+#else
 FWD(nvmlDeviceGetName, nvmlDeviceGetName, (nvmlDevice_t d, char *u, unsigned int l), (d, u, l))
+#endif
 FWD(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, (nvmlDevice_t d, nvmlMemory_t *m), (d, m))
 FWD(nvmlDeviceGetMigMode, nvmlDeviceGetMigMode, (nvmlDevice_t d, unsigned *c, unsigned *p),
     (d, c, p))

@@ -241,7 +241,8 @@ static void test_fallback_symbols(void **state)
         assert_int_equal(v.cuda_version, 12040);
         assert_int_equal(kerf_backend_gpu_count(t.b), 3);
         assert_int_equal(kerf_backend_gpu_get(t.b, 0, &g), 0);
-        assert_true(g.mem_total > 100 * KERF_GIB); /* nvmlDeviceGetMemoryInfo (v1) */
+        assert_true(g.mem_total > 100 * KERF_GIB);              /* nvmlDeviceGetMemoryInfo (v1) */
+        assert_ptr_equal(g.model, kerf_gpu_model_find("H200")); /* no PCI info: by name */
         pid_t child = bt_child();
         kerf_sim_target tg = {1, -1, -1};
         assert_int_equal(kerf_sim_mem_charge(t.st, child, tg, 2 * KERF_GIB), 0);
@@ -252,6 +253,27 @@ static void test_fallback_symbols(void **state)
         /* MIG entry points absent: a clear "unsupported" */
         assert_int_equal(kerf_backend_mig_create(t.b, 0, P_1G, 0, NULL), -KERF_EUNSUPP);
         assert_non_null(strstr(kerf_backend_errmsg(t.b), "lacks"));
+        bt_teardown(&t);
+}
+
+/* A board the driver does not name (no PCI info in NVML's name): the model is found by its PCI
+ * device id; a name the table does not know stays as the driver said it. */
+static void test_model_by_pci_id(void **state)
+{
+        bt t;
+        kerf_backend_gpu g;
+        (void)state;
+        assert_int_equal(bt_setup(&t, KERF_TEST_NVML_REBADGE, false), 0);
+        assert_null(kerf_gpu_model_find("NVIDIA Graphics Device"));
+        assert_int_equal(kerf_backend_gpu_get(t.b, 0, &g), 0);
+        assert_string_equal(g.name, "NVIDIA Graphics Device");
+        assert_ptr_equal(g.model, kerf_gpu_model_find("H200"));
+        assert_int_equal(kerf_backend_gpu_get(t.b, 2, &g), 0);
+        assert_ptr_equal(g.model, kerf_gpu_model_find("T4"));
+        /* a lost GPU: PCI info answers GPU_IS_LOST, the GPU is reported lost, nothing crashes */
+        assert_int_equal(kerf_sim_gpu_lost(t.st, 1), 0);
+        assert_int_equal(kerf_backend_gpu_get(t.b, 1, &g), 0);
+        assert_true(g.lost);
         bt_teardown(&t);
 }
 
@@ -267,6 +289,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_mig_mode_guard, setup, teardown),
             cmocka_unit_test(test_mig_mode_allowed),
             cmocka_unit_test(test_fallback_symbols),
+            cmocka_unit_test(test_model_by_pci_id),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
         X(nvmlDeviceGetUUID) \
         X(nvmlDeviceGetName) \
         X(nvmlDeviceGetMinorNumber) \
+        X(nvmlDeviceGetPciInfo_v3) \
         X(nvmlDeviceGetMemoryInfo) \
         X(nvmlDeviceGetMemoryInfo_v2) \
         X(nvmlDeviceGetUtilizationRates) \

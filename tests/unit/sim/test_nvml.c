@@ -76,6 +76,17 @@ static void test_init_refcount(void **state)
         assert_int_equal(N.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
         assert_int_equal(N.nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_ERROR_UNINITIALIZED);
         assert_int_equal(N.nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
+        /* not initialised: UNINITIALIZED comes before any argument check, NULLs included */
+        assert_int_equal(N.nvmlDeviceGetCount_v2(NULL), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlSystemGetCudaDriverVersion(NULL), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlSystemGetDriverVersion(NULL, 0), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlDeviceGetHandleByIndex_v2(0, NULL), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlDeviceGetGpuInstanceId(NULL, NULL), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlDeviceGetComputeInstanceId(NULL, NULL), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(NULL, NULL),
+                         NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlDeviceGetPciInfo_v3(NULL, NULL), NVML_ERROR_UNINITIALIZED);
+        assert_int_equal(N.nvmlEventSetCreate(NULL), NVML_ERROR_UNINITIALIZED);
         /* no simulated node: as if no driver were loaded */
         strcpy(dir, "/tmp/kerf-sim-empty-XXXXXX");
         assert_non_null(mkdtemp(dir));
@@ -131,6 +142,38 @@ static void test_system_and_handles(void **state)
         assert_int_equal(N.nvmlDeviceGetName((nvmlDevice_t)buf, buf, sizeof(buf)),
                          NVML_ERROR_INVALID_ARGUMENT);
         assert_int_equal(N.nvmlDeviceGetName(NULL, buf, sizeof(buf)), NVML_ERROR_INVALID_ARGUMENT);
+        /* initialised: NULL outputs are INVALID_ARGUMENT */
+        assert_int_equal(N.nvmlDeviceGetCount_v2(NULL), NVML_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(N.nvmlSystemGetCudaDriverVersion(NULL), NVML_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(N.nvmlDeviceGetGpuInstanceId(fx->dev[0], NULL),
+                         NVML_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(N.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(fx->dev[0], NULL),
+                         NVML_ERROR_INVALID_ARGUMENT);
+}
+
+/* nvmlDeviceGetPciInfo_v3: the model's real PCI device id, a stable made-up bus address. */
+static void test_pci_info(void **state)
+{
+        struct nvml_fx *fx = *state;
+        nvmlPciInfo_t p;
+        memset(&p, 0xA5, sizeof(p));
+        assert_int_equal(N.nvmlDeviceGetPciInfo_v3(fx->dev[0], &p), NVML_SUCCESS);
+        assert_int_equal(p.pciDeviceId, kerf_gpu_model_find("H200")->pci_device_id);
+        assert_int_equal(p.pciDeviceId & 0xFFFF, 0x10DE); /* NVIDIA's vendor id, low half */
+        assert_int_equal(p.domain, 0);
+        assert_int_equal(p.bus, 0x10);
+        assert_string_equal(p.busId, "00000000:10:00.0");
+        assert_string_equal(p.busIdLegacy, "0000:10:00.0");
+        assert_int_equal(N.nvmlDeviceGetPciInfo_v3(fx->dev[2], &p), NVML_SUCCESS);
+        assert_int_equal(p.pciDeviceId, kerf_gpu_model_find("T4")->pci_device_id);
+        assert_string_equal(p.busId, "00000000:12:00.0");
+        assert_int_equal(N.nvmlDeviceGetPciInfo_v3(fx->dev[0], NULL), NVML_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(N.nvmlDeviceGetPciInfo_v3(NULL, &p), NVML_ERROR_INVALID_ARGUMENT);
+        /* a lost GPU answers GPU_IS_LOST and leaves the output alone */
+        assert_int_equal(kerf_sim_gpu_lost(fx->st, 1), 0);
+        memset(&p, 0, sizeof(p));
+        assert_int_equal(N.nvmlDeviceGetPciInfo_v3(fx->dev[1], &p), NVML_ERROR_GPU_IS_LOST);
+        assert_int_equal(p.pciDeviceId, 0);
 }
 
 static void test_memory(void **state)
@@ -285,12 +328,30 @@ static void test_events(void **state)
         assert_int_equal(ev.gpuInstanceId, gi);
         assert_int_equal(ev.computeInstanceId, ci);
         assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 10), NVML_ERROR_TIMEOUT);
-        /* GPU lost */
+        /* GPU lost, registered for XIDs only: waits answer GPU_IS_LOST */
         assert_int_equal(kerf_sim_gpu_lost(fx->st, 1), 0);
         assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 1000), NVML_ERROR_GPU_IS_LOST);
         assert_int_equal(N.nvmlDeviceGetMemoryInfo(fx->dev[1], &m), NVML_ERROR_GPU_IS_LOST);
         assert_int_equal(kerf_sim_gpu_reset(fx->st, 1, false), 0);
         assert_int_equal(N.nvmlDeviceGetMemoryInfo(fx->dev[1], &m), NVML_SUCCESS);
+        /* registered for GpuUnavailableError: one event per loss, then GPU_IS_LOST */
+        assert_int_equal(types & nvmlEventTypeGpuUnavailableError,
+                         nvmlEventTypeGpuUnavailableError);
+        assert_int_equal(
+            N.nvmlDeviceRegisterEvents(fx->dev[1], nvmlEventTypeGpuUnavailableError, set),
+            NVML_SUCCESS);
+        assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 0), NVML_ERROR_TIMEOUT);
+        for (int loss = 0; loss < 2; loss++) {
+                assert_int_equal(kerf_sim_gpu_lost(fx->st, 1), 0);
+                memset(&ev, 0, sizeof(ev));
+                assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 1000), NVML_SUCCESS);
+                assert_ptr_equal(ev.device, fx->dev[1]);
+                assert_int_equal(ev.eventType, nvmlEventTypeGpuUnavailableError);
+                assert_int_equal(ev.gpuInstanceId, 0xFFFFFFFFu);
+                assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 10), NVML_ERROR_GPU_IS_LOST);
+                assert_int_equal(kerf_sim_gpu_reset(fx->st, 1, false), 0);
+                assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 0), NVML_ERROR_TIMEOUT);
+        }
         assert_int_equal(N.nvmlEventSetFree(set), NVML_SUCCESS);
         assert_int_equal(N.nvmlEventSetCreate(NULL), NVML_ERROR_INVALID_ARGUMENT);
 }
@@ -330,6 +391,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_exports),
             cmocka_unit_test(test_init_refcount),
+            cmocka_unit_test_setup_teardown(test_pci_info, nvml_setup, nvml_teardown),
             cmocka_unit_test_setup_teardown(test_system_and_handles, nvml_setup, nvml_teardown),
             cmocka_unit_test_setup_teardown(test_memory, nvml_setup, nvml_teardown),
             cmocka_unit_test_setup_teardown(test_processes_and_util, nvml_setup, nvml_teardown),
