@@ -324,7 +324,12 @@ static bool parse_quota(kreq *r, json_t *q, kerfd_tenant_cfg *c)
         return true;
 }
 
-static int tenant_store(kerfd_node *n, const kerfd_tenant_cfg *c, kreq *r, const char *action)
+/* Stores a tenant with its audit record and applies it to the scheduler, all or nothing: the
+ * store transaction commits only after the scheduler took the change, and a failed commit puts
+ * the scheduler back to `old` (NULL for a new tenant: the scheduler cannot forget a tenant, so
+ * a new tenant whose commit fails stays known in memory until kerfd restarts; logged). */
+static int tenant_commit(kerfd_node *n, const kerfd_tenant_cfg *c, const kerfd_tenant_cfg *old,
+                         kreq *r, const char *action)
 {
         kerf_store_tenant st;
         char obj[96];
@@ -344,9 +349,19 @@ static int tenant_store(kerfd_node *n, const kerfd_tenant_cfg *c, kreq *r, const
         if (rc >= 0)
                 rc = kerfd__audit(n, r->actor, c->name, action, obj, "ok", "", "");
         if (rc >= 0)
-                rc = kerf_store_commit(n->store);
-        else
+                rc = kerfd__tenant_apply(n, c);
+        if (rc < 0) {
                 kerf_store_rollback(n->store);
+                return rc;
+        }
+        if ((rc = kerf_store_commit(n->store)) < 0) {
+                if (old)
+                        kerfd__tenant_apply(n, old);
+                else
+                        log_error("tenant %s: store commit failed after the scheduler took it; "
+                                  "it is known until kerfd restarts",
+                                  c->name);
+        }
         return rc;
 }
 
@@ -411,11 +426,11 @@ static void tenant_create(kreq *r)
                 kreq_error(r, 409, "conflict", "tenant %s exists", c.name);
                 goto out;
         }
-        if (kerfd__tenant_apply(n, &c) < 0) {
-                kreq_error(r, 400, "invalid_argument", "name: 1..63 characters [A-Za-z0-9_.-]");
+        if (n->n_tenants >= KERFD_MAX_TENANTS) {
+                kreq_error(r, 409, "conflict", "at most %d tenants", KERFD_MAX_TENANTS);
                 goto out;
         }
-        if (tenant_store(n, &c, r, "tenant.create") < 0) {
+        if (tenant_commit(n, &c, NULL, r, "tenant.create") < 0) {
                 kreq_error(r, 500, "internal", "tenant not stored: %s",
                            kerf_store_errmsg(n->store));
                 goto out;
@@ -483,13 +498,13 @@ static void tenants(kreq *r, const char *rest)
         }
         if (!strcmp(sub, "/quota") && !strcmp(r->method, "PUT")) {
                 json_t *b = api_body(r);
-                kerfd_tenant_cfg c = t->cfg;
+                kerfd_tenant_cfg c = t->cfg, old = t->cfg;
                 if (!b)
                         return;
                 if (parse_quota(r, b, &c)) {
-                        if (kerfd__tenant_apply(n, &c) < 0 ||
-                            tenant_store(n, &c, r, "tenant.quota") < 0)
-                                kreq_error(r, 500, "internal", "quota not stored");
+                        if (tenant_commit(n, &c, &old, r, "tenant.quota") < 0)
+                                kreq_error(r, 500, "internal", "quota not stored: %s",
+                                           kerf_store_errmsg(n->store));
                         else {
                                 kreq_json(r, 200, tenant_json(n, &c));
                                 kerfd__kick(n);
