@@ -97,7 +97,7 @@ int kerf_sched_explain(const kerf_sched *cs, uint64_t id, kerf_explain *ret)
         ret->state = t->state;
         ret->dominant_share = t->tenant->share * t->tenant->weight;
         if (t->state != KERF_TASK_PENDING) {
-                ret->reason = t->reason;
+                kerf__task_reason(s, t, &ret->reason);
                 hint_for(s, t, t->reason.code, &t->reason, ret->hint, sizeof(ret->hint));
                 return 0;
         }
@@ -107,7 +107,9 @@ int kerf_sched_explain(const kerf_sched *cs, uint64_t id, kerf_explain *ret)
 
         splan plan;
         char text[KERF_TEXT_LEN];
-        kerf_why w = kerf__place(s, t, &plan, text, sizeof(text), ret);
+        sdetail d;
+        kerf_why w = kerf__place(s, t, &plan, &d, ret);
+        kerf__detail_format(s, &d, text, sizeof(text));
         const char *before = "";
         char prev[KERF_TEXT_LEN + 32] = "";
         if (t->reason.code == KERF_WHY_PREEMPTED || t->reason.code == KERF_WHY_RECLAIMED ||

@@ -86,6 +86,39 @@ typedef struct stenant {
         size_t n_pending;
 } stenant;
 
+/* Why a placement attempt failed, kept as numbers: the words are formatted only when someone
+ * reads them (kerf__detail_format), since most are overwritten by the next attempt. */
+typedef enum smsg {
+        MSG_NONE = 0,
+        MSG_SHARE_NO_MODEL,   /* a = route kind */
+        MSG_SHARE_NODE,       /* - */
+        MSG_SHARE_FRAGMENTED, /* a = free MiB in total, b = most MiB on one GPU */
+        MSG_SHARE_NO_FIT,     /* a = MiB needed, b = compute % */
+        MSG_SHARE_MULTI,      /* - */
+        MSG_WHOLE_NODE,       /* - */
+        MSG_WHOLE_FRAGMENTED, /* a = free GPUs, b = most on one node, c = needed */
+        MSG_WHOLE_NO_FIT,     /* a = needed, b = free */
+        MSG_MIG_NONE,         /* - */
+        MSG_MIG_NODE,         /* - */
+        MSG_MIG_FRAGMENTED,   /* a = reconfiguration on */
+        MSG_UNKNOWN_ROUTE,    /* - */
+        MSG_QUOTA,            /* tenant, res, a = would use, b = nominal */
+        MSG_QUOTA_BORROW,     /* tenant, res, a = would use, b = nominal, c = borrow limit */
+        MSG_COHORT,           /* tenant, res, cohort, a = to borrow, b = lent now */
+        MSG_COHORT_LENT,      /* tenant, res, cohort, a = what it needs back */
+        MSG_NO_ROUTE,         /* - */
+} smsg;
+
+typedef struct sdetail {
+        uint8_t msg;   /* smsg */
+        uint8_t route; /* "<route>: " prefix when < KERF_UNIT_KIND_COUNT */
+        uint8_t res;
+        bool any_cohort; /* kerf__place: some route failed on cohort quota only */
+        int cohort;
+        const struct stenant *tenant; /* tenants live as long as the scheduler */
+        uint64_t a, b, c;
+} sdetail;
+
 /* A plan to place a task: what try_place found. */
 typedef struct splan {
         kerf_unit_kind route;
@@ -135,10 +168,11 @@ typedef struct stask {
         unsigned destroys_left; /* STARTING: destroys outstanding before the create */
         splan plan;             /* STARTING: what to create */
         unsigned preemptions;
-        bool doomed;    /* preemption what-if: counted as gone */
-        bool reclaimed; /* evicted by a reclaim: may not preempt until placed again, or a
-                         * reclaim and the priority preemptions it triggers could cycle */
-        kerf_reason reason;
+        bool doomed;        /* preemption what-if: counted as gone */
+        bool reclaimed;     /* evicted by a reclaim: may not preempt until placed again, or a
+                             * reclaim and the priority preemptions it triggers could cycle */
+        kerf_reason reason; /* text "" and wait.msg set: the words are wait's, not yet formatted */
+        sdetail wait;       /* the last failed attempt (step.c) */
 } stask;
 
 struct kerf_sched {
@@ -165,6 +199,9 @@ struct kerf_sched {
         unsigned n_cls;
         uint32_t cls_stamp;
         struct fnode *fnodes; /* per-node fragmentation cache (frag.c), allocated on first use */
+        struct migfit
+            *migfit; /* per MIG model: instances that still fit per used mask (mig_layout.c) */
+        size_t n_migfit;
         /* decisions not yet handed out by kerf_sched_step (FIFO) */
         kerf_decision *dq;
         size_t dq_head, dq_len, dq_cap;
@@ -178,28 +215,44 @@ int kerf__submit(kerf_sched *s, const kerf_request *r, uint64_t forced_id, uint6
 /* reason.c */
 void kerf__reason_set(kerf_reason *r, kerf_why code, uint64_t other, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Sets d (when not NULL) to message msg without a route prefix, numbers zero. */
+sdetail *kerf__detail(sdetail *d, smsg msg);
+/* The words of a detail (with its route prefix). */
+void kerf__detail_format(const kerf_sched *s, const sdetail *d, char *buf, size_t len);
+/* A task's reason with its words (formatting a lazy one). */
+void kerf__task_reason(const kerf_sched *s, const stask *t, kerf_reason *ret);
 
 /* quota.c */
 void kerf__tenant_share_update(kerf_sched *s, stenant *t);
 /* Checks whether `t` may take `charge` more. Returns KERF_WHY_NONE, QUOTA or COHORT and
- * sets *ret_borrow when the charge needs cohort borrowing. `text` gets words on failure. */
+ * sets *ret_borrow when the charge needs cohort borrowing. `d` (may be NULL) gets the detail
+ * on failure. */
 kerf_why kerf__quota_check(const kerf_sched *s, const stenant *t, const uint64_t *charge,
-                           bool *ret_borrow, char *text, size_t len);
+                           bool *ret_borrow, sdetail *d);
 void kerf__quota_charge(kerf_sched *s, stenant *t, const uint64_t *charge, int sign);
 uint64_t kerf__cohort_borrowed(const kerf_sched *s, int cohort, unsigned r);
 
 /* place.c */
 /* Finds a placement for `t` on one of its routes. Returns KERF_WHY_NONE and fills *plan, or
- * the reason it cannot run now (text in `text`, per-route detail in `ex` when not NULL). */
-kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, char *text, size_t len,
-                     kerf_explain *ex);
-/* Same for one route only, restricted to GPU `only` when only >= 0. */
+ * the reason it cannot run now (detail of the first route in `d`, per-route words in `ex` when
+ * not NULL). */
+kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, sdetail *d, kerf_explain *ex);
+/* Same for one route only, restricted to GPU `only` when only >= 0; `d` may be NULL. */
 kerf_why kerf__place_route(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
-                           char *text, size_t len);
+                           sdetail *d);
 bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind route, char *text,
                           size_t len);
 const kerf_mig_profile *kerf__mig_profile_for(const stask *t, const kerf_gpu_model *m);
 uint64_t kerf__task_mem_on(const stask *t, const sgpu *g);
+
+/* mig_layout.c: the MIG layout score. counts[i] = instances of m->profiles[i] on a GPU. */
+#define KERF_MIGFIT_PROFILES 16
+struct migfit;
+const struct migfit *kerf__migfit_of(struct kerf_sched *s, const kerf_gpu_model *m);
+void kerf__migfit_free(struct kerf_sched *s);
+unsigned kerf__mig_layout_value(const struct migfit *f, const kerf_gpu_model *m, uint8_t used,
+                                unsigned compute_used, const unsigned *counts);
+void kerf__mig_prof_counts(const struct sgpu *g, unsigned *counts);
 
 /* frag.c: the KERF fragmentation score; the change of sum_m p_m F_n(m) when a share on g
  * leaves it `after` free milli-GPUs, or when whole GPUs sel[0..n) of a node are taken. */

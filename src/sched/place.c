@@ -93,7 +93,7 @@ static unsigned share_after(const sgpu *g, const geff *e, unsigned comp, uint64_
 }
 
 static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
-                            char *text, size_t len)
+                            sdetail *d)
 {
         kerf_gpu_mode want = route == KERF_UNIT_MPS ? KERF_GPU_MODE_MPS : KERF_GPU_MODE_SHARED;
         unsigned comp = route == KERF_UNIT_TSLICE ? 0 : t->compute;
@@ -158,26 +158,28 @@ static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int o
         }
 found:
         if (best < 0) {
+                sdetail *x;
                 if (!any_model) {
-                        snprintf(text, len, "no healthy GPU of an allowed model can take a %s unit",
-                                 kerf_unit_kind_name(route));
+                        if ((x = kerf__detail(d, MSG_SHARE_NO_MODEL)))
+                                x->a = route;
                         return KERF_WHY_NO_FIT;
                 }
                 if (node_short) {
-                        snprintf(text, len,
-                                 "GPUs have room but their nodes lack CPU or host memory");
+                        kerf__detail(d, MSG_SHARE_NODE);
                         return KERF_WHY_NODE_RESOURCES;
                 }
                 uint64_t need = t->mem_permille ? 0 : t->mem_req;
                 if (need && total_free_mem >= need && max_mem < need) {
-                        snprintf(text, len,
-                                 "%llu MiB free in total but at most %llu MiB on any one GPU",
-                                 (unsigned long long)(total_free_mem / KERF_MIB),
-                                 (unsigned long long)(max_mem / KERF_MIB));
+                        if ((x = kerf__detail(d, MSG_SHARE_FRAGMENTED))) {
+                                x->a = total_free_mem / KERF_MIB;
+                                x->b = max_mem / KERF_MIB;
+                        }
                         return KERF_WHY_FRAGMENTED;
                 }
-                snprintf(text, len, "no GPU has %llu MiB and %u%% compute free",
-                         (unsigned long long)(need / KERF_MIB), comp);
+                if ((x = kerf__detail(d, MSG_SHARE_NO_FIT))) {
+                        x->a = need / KERF_MIB;
+                        x->b = comp;
+                }
                 return KERF_WHY_NO_FIT;
         }
         sgpu *g = &s->gpus[best];
@@ -256,7 +258,7 @@ static unsigned pick_topology(const kerf_sched *s, const unsigned *cand, unsigne
         return best_pen;
 }
 
-static kerf_why place_whole(kerf_sched *s, stask *t, int only, splan *plan, char *text, size_t len)
+static kerf_why place_whole(kerf_sched *s, stask *t, int only, splan *plan, sdetail *d)
 {
         unsigned n = t->ngpus;
         int best_node = -1;
@@ -321,20 +323,23 @@ static kerf_why place_whole(kerf_sched *s, stask *t, int only, splan *plan, char
                 }
         }
         if (best_node < 0) {
+                sdetail *x;
                 if (node_short) {
-                        snprintf(text, len,
-                                 "free GPUs exist but their nodes lack CPU or host memory");
+                        kerf__detail(d, MSG_WHOLE_NODE);
                         return KERF_WHY_NODE_RESOURCES;
                 }
                 if (total_free >= n && n > 1) {
-                        snprintf(text, len,
-                                 "%u whole GPUs free in the fleet but at most %u on one node; %u "
-                                 "needed on one node",
-                                 total_free, max_node_free, n);
+                        if ((x = kerf__detail(d, MSG_WHOLE_FRAGMENTED))) {
+                                x->a = total_free;
+                                x->b = max_node_free;
+                                x->c = n;
+                        }
                         return KERF_WHY_FRAGMENTED;
                 }
-                snprintf(text, len, "%u whole GPU%s needed, %u free", n, n > 1 ? "s" : "",
-                         total_free);
+                if ((x = kerf__detail(d, MSG_WHOLE_NO_FIT))) {
+                        x->a = n;
+                        x->b = total_free;
+                }
                 return KERF_WHY_NO_FIT;
         }
         memset(plan, 0, sizeof(*plan));
@@ -392,29 +397,11 @@ static unsigned prof_count(const sgpu *g, const kerf_mig_profile *p)
         return c;
 }
 
-/* How well a layout keeps big profiles placeable: sum over profiles of instances still
- * placeable, weighted by their size. */
-static unsigned layout_value(const kerf_gpu_model *m, uint8_t used, unsigned compute_used)
-{
-        unsigned v = 0;
-        for (size_t i = 0; i < m->n_profiles; i++) {
-                const kerf_mig_profile *p = &m->profiles[i];
-                if (p->compute_slices + compute_used > KERF_MIG_COMPUTE)
-                        continue;
-                for (unsigned st = 0; st < KERF_MIG_SLICES; st++)
-                        if (kerf_mig_start_valid(p, st) && !(used & kerf_mig_slice_mask(p, st))) {
-                                v += p->mem_slices * p->mem_slices;
-                                break;
-                        }
-        }
-        return v;
-}
-
-static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *text, size_t len)
+static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, sdetail *d)
 {
         sunit *reuse = NULL;
         int best = -1;
-        unsigned best_start = 0, best_val = 0, best_free = 0;
+        unsigned best_start = 0, best_loss = 0, best_free = 0;
         const kerf_mig_profile *best_prof = NULL;
         bool any = false, node_short = false;
 
@@ -442,27 +429,42 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *
                         best_prof = p;
                         break;
                 }
-                if (prof_count(g, p) >= p->max_count ||
+                unsigned counts[KERF_MIGFIT_PROFILES];
+                kerf__mig_prof_counts(g, counts);
+                size_t pi = (size_t)(p - g->d->model->profiles);
+                if (pi >= KERF_MIGFIT_PROFILES || counts[pi] >= p->max_count ||
                     g->mig_compute + p->compute_slices > KERF_MIG_COMPUTE)
+                        continue;
+                const struct migfit *f = kerf__migfit_of(s, g->d->model);
+                if (!f)
                         continue;
                 uint8_t used = g->mig_mask | g->mig_plan_mask;
                 unsigned nfree = KERF_MIG_SLICES - (unsigned)__builtin_popcount(used);
-                for (unsigned st = 0; st < KERF_MIG_SLICES; st++) {
+                unsigned before =
+                    kerf__mig_layout_value(f, g->d->model, used, g->mig_compute, counts);
+                counts[pi]++;
+                /* small profiles: ties go to the highest start (the driver packs them from the
+                 * top); large ones to the lowest */
+                bool top = p->compute_slices <= 2 && s->pol.place != KERF_PLACE_FIRSTFIT;
+                for (unsigned k = 0; k < KERF_MIG_SLICES; k++) {
+                        unsigned st = top ? KERF_MIG_SLICES - 1 - k : k;
                         if (!kerf_mig_start_valid(p, st) || (used & kerf_mig_slice_mask(p, st)))
                                 continue;
-                        unsigned val = layout_value(g->d->model, used | kerf_mig_slice_mask(p, st),
-                                                    g->mig_compute + p->compute_slices);
+                        unsigned after = kerf__mig_layout_value(
+                            f, g->d->model, used | kerf_mig_slice_mask(p, st),
+                            g->mig_compute + p->compute_slices, counts);
+                        unsigned loss = before > after ? before - after : 0;
                         bool better = best < 0;
                         if (!better && s->pol.place == KERF_PLACE_FIRSTFIT)
                                 break;
-                        if (!better && val != best_val)
-                                better = val > best_val;
+                        if (!better && loss != best_loss)
+                                better = loss < best_loss;
                         else if (!better)
                                 better = nfree < best_free;
                         if (better) {
                                 best = (int)i;
                                 best_start = st;
-                                best_val = val;
+                                best_loss = loss;
                                 best_free = nfree;
                                 best_prof = p;
                         }
@@ -479,11 +481,11 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *
                 goto done;
         }
         if (!any) {
-                snprintf(text, len, "no healthy MIG-enabled GPU offers a profile that fits");
+                kerf__detail(d, MSG_MIG_NONE);
                 return KERF_WHY_NO_FIT;
         }
         if (node_short) {
-                snprintf(text, len, "MIG GPUs have room but their nodes lack CPU or host memory");
+                kerf__detail(d, MSG_MIG_NODE);
                 return KERF_WHY_NODE_RESOURCES;
         }
         /* reconfigure: destroy the fewest idle instances that free a valid placement */
@@ -504,7 +506,7 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *
                                 uint8_t mask = kerf_mig_slice_mask(p, st);
                                 if (mask & g->mig_plan_mask)
                                         continue;
-                                sunit *d[KERF_MIG_SLICES];
+                                sunit *dv[KERF_MIG_SLICES];
                                 unsigned nd = 0, freed_c = 0, same = 0;
                                 bool ok = true;
                                 for (sunit *u = g->head; u; u = u->next) {
@@ -516,7 +518,7 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *
                                                 ok = false;
                                                 break;
                                         }
-                                        d[nd++] = u;
+                                        dv[nd++] = u;
                                         freed_c += u->prof->compute_slices;
                                         same += u->prof->id == p->id;
                                 }
@@ -531,7 +533,7 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *
                                         best = (int)i;
                                         best_start = st;
                                         best_prof = p;
-                                        memcpy(plan->destroy, d, nd * sizeof(*d));
+                                        memcpy(plan->destroy, dv, nd * sizeof(*dv));
                                         plan->n_destroy = nd;
                                 }
                         }
@@ -543,8 +545,9 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, char *
                         goto done;
                 }
         }
-        snprintf(text, len, "no free MIG placement for the profile%s",
-                 s->pol.mig_reconfigure ? " and no idle instances to reclaim" : "");
+        sdetail *x = kerf__detail(d, MSG_MIG_FRAGMENTED);
+        if (x)
+                x->a = s->pol.mig_reconfigure;
         return KERF_WHY_FRAGMENTED;
 done:
         plan->mem = plan->prof->mem_mib * KERF_MIB;
@@ -557,23 +560,23 @@ done:
 /* ---- route dispatch -------------------------------------------------------------------------- */
 
 kerf_why kerf__place_route(kerf_sched *s, stask *t, kerf_unit_kind route, int only, splan *plan,
-                           char *text, size_t len)
+                           sdetail *d)
 {
         switch (route) {
         case KERF_UNIT_WHOLE:
-                return place_whole(s, t, only, plan, text, len);
+                return place_whole(s, t, only, plan, d);
         case KERF_UNIT_MIG:
-                return place_mig(s, t, only, plan, text, len);
+                return place_mig(s, t, only, plan, d);
         case KERF_UNIT_SLICE:
         case KERF_UNIT_MPS:
         case KERF_UNIT_TSLICE:
                 if (t->ngpus > 1) {
-                        snprintf(text, len, "shares are single-GPU");
+                        kerf__detail(d, MSG_SHARE_MULTI);
                         return KERF_WHY_NO_FIT;
                 }
-                return place_share(s, t, route, only, plan, text, len);
+                return place_share(s, t, route, only, plan, d);
         default:
-                snprintf(text, len, "unknown route");
+                kerf__detail(d, MSG_UNKNOWN_ROUTE);
                 return KERF_WHY_NO_FIT;
         }
 }
@@ -590,30 +593,34 @@ static unsigned task_routes(const kerf_sched *s, const stask *t, kerf_unit_kind 
         return n;
 }
 
-kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, char *text, size_t len, kerf_explain *ex)
+kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, sdetail *d, kerf_explain *ex)
 {
         kerf_unit_kind routes[KERF_UNIT_KIND_COUNT];
         unsigned n = task_routes(s, t, routes);
         kerf_why first = KERF_WHY_NO_FIT;
-        char buf[KERF_TEXT_LEN];
+        sdetail rd;
         bool have_first = false;
+        if (d)
+                d->any_cohort = false;
 
         for (unsigned i = 0; i < n; i++) {
-                if (!kerf__route_possible(s, t, routes[i], buf, sizeof(buf))) {
-                        if (ex) {
+                if (ex) {
+                        char buf[KERF_TEXT_LEN];
+                        if (!kerf__route_possible(s, t, routes[i], buf, sizeof(buf))) {
                                 ex->routes[ex->n_routes].route = routes[i];
                                 ex->routes[ex->n_routes].code = KERF_WHY_NO_FIT;
                                 snprintf(ex->routes[ex->n_routes].text, KERF_TEXT_LEN,
                                          "never: %.240s", buf);
                                 ex->n_routes++;
+                                continue;
                         }
+                } else if (!kerf__route_possible(s, t, routes[i], NULL, 0)) {
                         continue;
                 }
-                kerf_why w = kerf__place_route(s, t, routes[i], -1, plan, buf, sizeof(buf));
+                kerf_why w = kerf__place_route(s, t, routes[i], -1, plan, &rd);
                 if (w == KERF_WHY_NONE) {
                         bool borrow = false;
-                        w = kerf__quota_check(s, t->tenant, plan->charge, &borrow, buf,
-                                              sizeof(buf));
+                        w = kerf__quota_check(s, t->tenant, plan->charge, &borrow, &rd);
                         if (w == KERF_WHY_NONE) {
                                 plan->borrowing = borrow;
                                 return KERF_WHY_NONE;
@@ -622,17 +629,24 @@ kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, char *text, size_t le
                 if (ex) {
                         ex->routes[ex->n_routes].route = routes[i];
                         ex->routes[ex->n_routes].code = w;
-                        snprintf(ex->routes[ex->n_routes].text, KERF_TEXT_LEN, "%s", buf);
+                        kerf__detail_format(s, &rd, ex->routes[ex->n_routes].text, KERF_TEXT_LEN);
                         ex->n_routes++;
                 }
+                if (w == KERF_WHY_COHORT && d)
+                        d->any_cohort = true;
                 if (!have_first) {
                         first = w;
-                        snprintf(text, len, "%s: %.240s", kerf_unit_kind_name(routes[i]), buf);
+                        if (d) {
+                                bool ac = d->any_cohort;
+                                *d = rd;
+                                d->route = (uint8_t)routes[i];
+                                d->any_cohort = ac;
+                        }
                         have_first = true;
                 }
         }
         if (!have_first)
-                snprintf(text, len, "no route can ever hold this request");
+                kerf__detail(d, MSG_NO_ROUTE);
         return first;
 }
 
@@ -671,6 +685,8 @@ bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind ro
                     (route == KERF_UNIT_WHOLE || t->ngpus <= 1))
                         return true;
         }
+        if (!text)
+                return false;
         if (route == KERF_UNIT_MIG)
                 snprintf(text, len,
                          "no MIG-enabled GPU has a profile with %llu MiB and %u%% compute%s",

@@ -92,14 +92,13 @@ static bool evicts_cohort_peer(const stask *t, const vset *vs)
 static bool fits(kerf_sched *s, stask *t, kerf_unit_kind route, int gpu, int node, const vset *vs,
                  splan *plan)
 {
-        char text[KERF_TEXT_LEN];
         s->only_node = node;
-        kerf_why w = kerf__place_route(s, t, route, gpu, plan, text, sizeof(text));
+        kerf_why w = kerf__place_route(s, t, route, gpu, plan, NULL);
         s->only_node = -1;
         if (w != KERF_WHY_NONE)
                 return false;
         bool borrow = false;
-        if (kerf__quota_check(s, t->tenant, plan->charge, &borrow, NULL, 0) != KERF_WHY_NONE)
+        if (kerf__quota_check(s, t->tenant, plan->charge, &borrow, NULL) != KERF_WHY_NONE)
                 return false;
         /* a reclaimer must not itself borrow, or two tenants could evict each other forever */
         return !borrow || (!any_reclaim(t, vs) && !evicts_cohort_peer(t, vs));
@@ -173,6 +172,27 @@ static unsigned gather(kerf_sched *s, stask *t, int g, int n, stask **cand, unsi
         return nc;
 }
 
+/* Borrowing tasks of t's cohort peers, anywhere in the fleet, sorted. */
+static unsigned gather_borrowers(kerf_sched *s, stask *t, stask **cand, unsigned max)
+{
+        unsigned nc = 0;
+        for (size_t i = 0; i < s->n_gpus; i++) {
+                for (sunit *u = s->gpus[i].head; u; u = u->next) {
+                        stask *v = u->task;
+                        if (!v || u->state != KERF_UNIT_ASSIGNED || v->state != KERF_TASK_RUNNING ||
+                            !by_reclaim(t, v))
+                                continue;
+                        /* a multi-GPU task holds several units: count it once */
+                        if (v->n_units > 1 && v->units[0] != u)
+                                continue;
+                        if (nc < max)
+                                cand[nc++] = v;
+                }
+        }
+        qsort(cand, nc, sizeof(*cand), victim_cmp);
+        return nc;
+}
+
 bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
 {
         if (t->reclaimed)
@@ -193,6 +213,22 @@ bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
         bool found = false;
 
         s->whatif = true;
+        /* Reclaim on quota (Kueue's reclaimWithinCohort): t fits physically but the quota it
+         * lends is borrowed by cohort peers. Their borrowing tasks, anywhere, give it back;
+         * t must then be within its own nominal quota (fits() checks), so a borrower never
+         * evicts a lender and two tenants cannot evict each other in turn. */
+        if (why == KERF_WHY_COHORT && t->tenant->cohort >= 0) {
+                unsigned nc = gather_borrowers(s, t, cand, 512);
+                for (unsigned ri = 0; ri < nr && nc && !found; ri++) {
+                        if (!kerf__route_possible(s, t, routes[ri], NULL, 0))
+                                continue;
+                        if (try_scope(s, t, routes[ri], -1, -1, cand, nc, &vs)) {
+                                best = vs;
+                                best_route = routes[ri];
+                                found = true;
+                        }
+                }
+        }
         for (unsigned ri = 0; ri < nr && !found; ri++) {
                 kerf_unit_kind route = routes[ri];
                 if (!kerf__route_possible(s, t, route, NULL, 0))
@@ -226,7 +262,6 @@ bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
                 }
                 found = best_gpu >= 0 || best_node >= 0;
         }
-        (void)why;
         if (!found) {
                 s->whatif = false;
                 return false;
@@ -258,14 +293,13 @@ bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
                 v->reclaimed = reclaim;
                 /* a victim must not block its own queue's next decision: it re-enters fairly */
         }
-        char text[KERF_TEXT_LEN];
         s->only_node = best_node;
-        kerf_why w = kerf__place_route(s, t, best_route, best_gpu, plan, text, sizeof(text));
+        kerf_why w = kerf__place_route(s, t, best_route, best_gpu, plan, NULL);
         s->only_node = -1;
         if (w != KERF_WHY_NONE)
                 return false;
         bool borrow = false;
-        if (kerf__quota_check(s, t->tenant, plan->charge, &borrow, NULL, 0) != KERF_WHY_NONE)
+        if (kerf__quota_check(s, t->tenant, plan->charge, &borrow, NULL) != KERF_WHY_NONE)
                 return false;
         plan->borrowing = borrow;
         return true;

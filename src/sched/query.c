@@ -155,7 +155,7 @@ int kerf_sched_task_get(const kerf_sched *s, uint64_t id, kerf_task_info *ret)
         ret->borrowing = t->borrowing;
         ret->preemptions = t->preemptions;
         ret->submit_seq = t->seq;
-        ret->reason = t->reason;
+        kerf__task_reason(s, t, &ret->reason);
         return 0;
 }
 

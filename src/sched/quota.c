@@ -9,20 +9,6 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
         return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Formats an amount of resource r for people: memory in GiB, the rest as numbers. */
-static const char *fmt_res(unsigned r, uint64_t v, char *buf, size_t len)
-{
-        if (v == KERF_UNLIMITED)
-                snprintf(buf, len, "unlimited");
-        else if (r == KERF_RES_MEM)
-                snprintf(buf, len, "%.1f GiB", (double)v / (double)KERF_GIB);
-        else if (r == KERF_RES_COMPUTE)
-                snprintf(buf, len, "%llu%% compute", (unsigned long long)v);
-        else
-                snprintf(buf, len, "%llu %s", (unsigned long long)v, kerf_res_name(r));
-        return buf;
-}
-
 void kerf__tenant_share_update(kerf_sched *s, stenant *t)
 {
         double dom = 0;
@@ -66,44 +52,88 @@ static uint64_t cohort_available(const kerf_sched *s, const stenant *t, unsigned
         return lendable > borrowed ? lendable - borrowed : 0;
 }
 
+static uint64_t lendable(const stenant *u, unsigned r, uint64_t usage)
+{
+        uint64_t unused = u->nominal[r] > usage ? u->nominal[r] - usage : 0;
+        return unused < u->lend[r] ? unused : u->lend[r];
+}
+
+/* Kueue's reclaim: when t, within its nominal quota, would use `want` of r, how much of what
+ * the other members of its cohort borrow would no longer be covered by what the members lend.
+ * Only when the charge takes from what t lends (its quota above nominal - lend_limit is
+ * guaranteed, never lent). 0 = nothing owed. */
+static uint64_t lent_short(const kerf_sched *s, const stenant *t, unsigned r, uint64_t want)
+{
+        uint64_t after = lendable(t, r, want);
+        if (after >= lendable(t, r, t->usage[r]))
+                return 0;
+        uint64_t lent = after, borrowed = 0;
+        for (size_t i = 0; i < s->n_tenants; i++) {
+                const stenant *u = s->tenants[i];
+                if (u == t || u->cohort != t->cohort)
+                        continue;
+                if (u->nominal[r] == KERF_UNLIMITED)
+                        return 0;
+                lent = sat_add(lent, lendable(u, r, u->usage[r]));
+                if (u->usage[r] > u->nominal[r])
+                        borrowed += u->usage[r] - u->nominal[r];
+        }
+        return borrowed > lent ? borrowed - lent : 0;
+}
+
 kerf_why kerf__quota_check(const kerf_sched *s, const stenant *t, const uint64_t *charge,
-                           bool *ret_borrow, char *text, size_t len)
+                           bool *ret_borrow, sdetail *d)
 {
         bool borrow = false;
         for (unsigned r = 0; r < KERF_RES_COUNT; r++) {
                 if (charge[r] == 0 || t->nominal[r] == KERF_UNLIMITED)
                         continue;
                 uint64_t want = sat_add(t->usage[r], charge[r]);
-                if (want <= t->nominal[r])
+                sdetail *x;
+                if (want <= t->nominal[r]) {
+                        /* within nominal, but what others borrow may be what t lends */
+                        uint64_t owed = t->cohort >= 0 ? lent_short(s, t, r, want) : 0;
+                        if (owed) {
+                                if ((x = kerf__detail(d, MSG_COHORT_LENT))) {
+                                        x->tenant = t;
+                                        x->res = (uint8_t)r;
+                                        x->cohort = t->cohort;
+                                        x->a = owed;
+                                }
+                                return KERF_WHY_COHORT;
+                        }
                         continue;
-                char a[48], b[48], c[48];
+                }
                 if (t->cohort < 0) {
-                        if (text)
-                                snprintf(text, len, "tenant %s would use %s, over its quota of %s",
-                                         t->name, fmt_res(r, want, a, sizeof(a)),
-                                         fmt_res(r, t->nominal[r], b, sizeof(b)));
+                        if ((x = kerf__detail(d, MSG_QUOTA))) {
+                                x->tenant = t;
+                                x->res = (uint8_t)r;
+                                x->a = want;
+                                x->b = t->nominal[r];
+                        }
                         return KERF_WHY_QUOTA;
                 }
                 uint64_t limit = sat_add(t->nominal[r], t->borrow[r]);
                 if (want > limit) {
-                        if (text)
-                                snprintf(text, len,
-                                         "tenant %s would use %s, over its quota %s + borrowing "
-                                         "limit %s",
-                                         t->name, fmt_res(r, want, a, sizeof(a)),
-                                         fmt_res(r, t->nominal[r], b, sizeof(b)),
-                                         fmt_res(r, t->borrow[r], c, sizeof(c)));
+                        if ((x = kerf__detail(d, MSG_QUOTA_BORROW))) {
+                                x->tenant = t;
+                                x->res = (uint8_t)r;
+                                x->a = want;
+                                x->b = t->nominal[r];
+                                x->c = t->borrow[r];
+                        }
                         return KERF_WHY_QUOTA;
                 }
                 uint64_t need = want - t->nominal[r];
                 uint64_t avail = cohort_available(s, t, r);
                 if (need > avail) {
-                        if (text)
-                                snprintf(text, len,
-                                         "tenant %s needs to borrow %s from cohort %s, which "
-                                         "lends only %s now",
-                                         t->name, fmt_res(r, need, a, sizeof(a)),
-                                         s->cohorts[t->cohort], fmt_res(r, avail, b, sizeof(b)));
+                        if ((x = kerf__detail(d, MSG_COHORT))) {
+                                x->tenant = t;
+                                x->res = (uint8_t)r;
+                                x->cohort = t->cohort;
+                                x->a = need;
+                                x->b = avail;
+                        }
                         return KERF_WHY_COHORT;
                 }
                 borrow = true;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reason.c - reason codes and their words */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -35,6 +36,134 @@ void kerf__reason_set(kerf_reason *r, kerf_why code, uint64_t other, const char 
         va_start(ap, fmt);
         vsnprintf(r->text, sizeof(r->text), fmt, ap);
         va_end(ap);
+}
+
+sdetail *kerf__detail(sdetail *d, smsg msg)
+{
+        if (!d)
+                return NULL;
+        memset(d, 0, sizeof(*d));
+        d->msg = (uint8_t)msg;
+        d->route = KERF_UNIT_KIND_COUNT;
+        return d;
+}
+
+/* Formats an amount of resource r for people: memory in GiB, the rest as numbers. */
+static const char *fmt_res(unsigned r, uint64_t v, char *buf, size_t len)
+{
+        if (v == KERF_UNLIMITED)
+                snprintf(buf, len, "unlimited");
+        else if (r == KERF_RES_MEM)
+                snprintf(buf, len, "%.1f GiB", (double)v / (double)KERF_GIB);
+        else if (r == KERF_RES_COMPUTE)
+                snprintf(buf, len, "%llu%% compute", (unsigned long long)v);
+        else
+                snprintf(buf, len, "%llu %s", (unsigned long long)v, kerf_res_name(r));
+        return buf;
+}
+
+static void detail_words(const kerf_sched *s, const sdetail *d, char *buf, size_t len)
+{
+        unsigned long long a = d->a, b = d->b, c = d->c;
+        const char *tn = d->tenant ? d->tenant->name : "?";
+        char x[48], y[48], z[48];
+        switch ((smsg)d->msg) {
+        case MSG_SHARE_NO_MODEL:
+                snprintf(buf, len, "no healthy GPU of an allowed model can take a %s unit",
+                         kerf_unit_kind_name((kerf_unit_kind)d->a));
+                break;
+        case MSG_SHARE_NODE:
+                snprintf(buf, len, "GPUs have room but their nodes lack CPU or host memory");
+                break;
+        case MSG_SHARE_FRAGMENTED:
+                snprintf(buf, len, "%llu MiB free in total but at most %llu MiB on any one GPU", a,
+                         b);
+                break;
+        case MSG_SHARE_NO_FIT:
+                snprintf(buf, len, "no GPU has %llu MiB and %llu%% compute free", a, b);
+                break;
+        case MSG_SHARE_MULTI:
+                snprintf(buf, len, "shares are single-GPU");
+                break;
+        case MSG_WHOLE_NODE:
+                snprintf(buf, len, "free GPUs exist but their nodes lack CPU or host memory");
+                break;
+        case MSG_WHOLE_FRAGMENTED:
+                snprintf(buf, len,
+                         "%llu whole GPUs free in the fleet but at most %llu on one node; %llu "
+                         "needed on one node",
+                         a, b, c);
+                break;
+        case MSG_WHOLE_NO_FIT:
+                snprintf(buf, len, "%llu whole GPU%s needed, %llu free", a, a > 1 ? "s" : "", b);
+                break;
+        case MSG_MIG_NONE:
+                snprintf(buf, len, "no healthy MIG-enabled GPU offers a profile that fits");
+                break;
+        case MSG_MIG_NODE:
+                snprintf(buf, len, "MIG GPUs have room but their nodes lack CPU or host memory");
+                break;
+        case MSG_MIG_FRAGMENTED:
+                snprintf(buf, len, "no free MIG placement for the profile%s",
+                         a ? " and no idle instances to reclaim" : "");
+                break;
+        case MSG_UNKNOWN_ROUTE:
+                snprintf(buf, len, "unknown route");
+                break;
+        case MSG_QUOTA:
+                snprintf(buf, len, "tenant %s would use %s, over its quota of %s", tn,
+                         fmt_res(d->res, d->a, x, sizeof(x)), fmt_res(d->res, d->b, y, sizeof(y)));
+                break;
+        case MSG_QUOTA_BORROW:
+                snprintf(buf, len, "tenant %s would use %s, over its quota %s + borrowing limit %s",
+                         tn, fmt_res(d->res, d->a, x, sizeof(x)),
+                         fmt_res(d->res, d->b, y, sizeof(y)), fmt_res(d->res, d->c, z, sizeof(z)));
+                break;
+        case MSG_COHORT:
+                snprintf(buf, len,
+                         "tenant %s needs to borrow %s from cohort %s, which lends only %s now", tn,
+                         fmt_res(d->res, d->a, x, sizeof(x)),
+                         d->cohort >= 0 && (size_t)d->cohort < s->n_cohorts ? s->cohorts[d->cohort]
+                                                                            : "?",
+                         fmt_res(d->res, d->b, y, sizeof(y)));
+                break;
+        case MSG_COHORT_LENT:
+                snprintf(buf, len,
+                         "tenant %s needs back %s of the quota it lends to cohort %s, which other "
+                         "members borrow",
+                         tn, fmt_res(d->res, d->a, x, sizeof(x)),
+                         d->cohort >= 0 && (size_t)d->cohort < s->n_cohorts ? s->cohorts[d->cohort]
+                                                                            : "?");
+                break;
+        case MSG_NO_ROUTE:
+                snprintf(buf, len, "no route can ever hold this request");
+                break;
+        case MSG_NONE:
+        default:
+                snprintf(buf, len, "%s", "");
+                break;
+        }
+}
+
+void kerf__detail_format(const kerf_sched *s, const sdetail *d, char *buf, size_t len)
+{
+        if (d->route >= KERF_UNIT_KIND_COUNT) {
+                detail_words(s, d, buf, len);
+                return;
+        }
+        char w[KERF_TEXT_LEN];
+        detail_words(s, d, w, sizeof(w));
+        snprintf(buf, len, "%s: %.240s", kerf_unit_kind_name((kerf_unit_kind)d->route), w);
+}
+
+void kerf__task_reason(const kerf_sched *s, const stask *t, kerf_reason *ret)
+{
+        ret->code = t->reason.code;
+        ret->other_task = t->reason.other_task;
+        if (t->reason.text[0] == 0 && t->wait.msg != MSG_NONE)
+                kerf__detail_format(s, &t->wait, ret->text, sizeof(ret->text));
+        else
+                memcpy(ret->text, t->reason.text, sizeof(ret->text));
 }
 
 static const char *const task_state_names[KERF_TASK_STATE_COUNT] = {"pending", "starting",

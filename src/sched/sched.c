@@ -190,6 +190,7 @@ kerf_sched *kerf_sched_free(kerf_sched *s)
         free(s->tenants);
         free(s->cohorts);
         kerf__frag_free(s);
+        kerf__migfit_free(s);
         free(s->gpus);
         free(s->nodes);
         free(s->ready);

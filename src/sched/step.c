@@ -91,10 +91,11 @@ int kerf_sched_step(kerf_sched *s, kerf_decision *out, size_t max)
                         break;
                 stask *t = kerf__queue_top(q);
                 splan plan;
-                char text[KERF_TEXT_LEN];
+                sdetail d;
                 s->st.attempts++;
-                kerf_why w = kerf__place(s, t, &plan, text, sizeof(text), NULL);
-                if (w == KERF_WHY_NONE || (s->pol.preemption && kerf__preempt(s, t, w, &plan))) {
+                kerf_why w = kerf__place(s, t, &plan, &d, NULL);
+                kerf_why pw = d.any_cohort ? KERF_WHY_COHORT : w;
+                if (w == KERF_WHY_NONE || (s->pol.preemption && kerf__preempt(s, t, pw, &plan))) {
                         int r = start(s, t, &plan);
                         if (r < 0)
                                 return r;
@@ -104,8 +105,13 @@ int kerf_sched_step(kerf_sched *s, kerf_decision *out, size_t max)
                  * the failed retries: explain adds the current blocker to it */
                 kerf_why last = t->reason.code;
                 if (last != KERF_WHY_PREEMPTED && last != KERF_WHY_RECLAIMED &&
-                    last != KERF_WHY_FAULT && last != KERF_WHY_BACKEND_REFUSED)
-                        kerf__reason_set(&t->reason, w, 0, "%s", text);
+                    last != KERF_WHY_FAULT && last != KERF_WHY_BACKEND_REFUSED) {
+                        /* words only when read (kerf__task_reason): most are overwritten */
+                        t->reason.code = w;
+                        t->reason.other_task = 0;
+                        t->reason.text[0] = 0;
+                        t->wait = d;
+                }
                 q->blocked_gen = s->gen;
         }
         size_t n = s->dq_len < max ? s->dq_len : max;

@@ -94,11 +94,75 @@ static void fair_share_and_preempted(void **state)
         kerf_sched_free(s);
 }
 
+static void want_reason(const kerf_sched *s, uint64_t id, kerf_why code, const char *text)
+{
+        kerf_task_info ti = task_info(s, id);
+        assert_int_equal(ti.state, KERF_TASK_PENDING);
+        assert_int_equal(ti.reason.code, code);
+        if (strcmp(ti.reason.text, text) != 0)
+                fail_msg("reason '%s', want '%s'", ti.reason.text, text);
+        kerf_explain ex;
+        assert_int_equal(kerf_sched_explain(s, id, &ex), 0);
+        assert_int_equal(ex.reason.code, code);
+        if (strcmp(ex.reason.text, text) != 0)
+                fail_msg("explain '%s', want '%s'", ex.reason.text, text);
+}
+
+/* The words of a failed attempt are formatted only when read: they must be the same words. */
+static void pending_reason_words(void **state)
+{
+        (void)state;
+        kerf_sched *s = sched_over(fleet_h200(3, 1), NULL);
+        uint64_t one[KERF_RES_COUNT] = {1, KERF_UNLIMITED, KERF_UNLIMITED, KERF_UNLIMITED};
+        uint64_t none[KERF_RES_COUNT] = {0, KERF_UNLIMITED, KERF_UNLIMITED, KERF_UNLIMITED};
+        tenant_add(s, "q", NULL, one, 1);
+        tenant_add(s, "w", NULL, NULL, 1);
+        tenant_add(s, "m", NULL, NULL, 1);
+        tenant_add(s, "c1", "co", none, 1);
+        tenant_add(s, "c2", "co", none, 1);
+
+        kerf_request r = req("q", KERF_WL_TRAINING, KERF_TIER_HIGH);
+        r.route = KERF_UNIT_WHOLE;
+        r.gpus = 2;
+        uint64_t a = submit_ok(s, &r);
+        r.tenant = "w";
+        r.gpus = 3;
+        uint64_t b = submit_ok(s, &r);
+        r.tenant = "c1";
+        r.gpus = 1;
+        uint64_t c = submit_ok(s, &r);
+        r = req("m", KERF_WL_INFERENCE, KERF_TIER_HIGH);
+        r.mig_profile = "7g.141gb";
+        uint64_t m1 = submit_ok(s, &r);
+        kerf_decision dec[DEC_MAX];
+        size_t n = step_all(s, dec, DEC_MAX);
+        mig_confirm_all(s, dec, n, 0);
+        step_n(s);
+        assert_int_equal(task_state(s, m1), KERF_TASK_RUNNING);
+        uint64_t m2 = submit_ok(s, &r);
+        step_n(s);
+
+        want_reason(s, a, KERF_WHY_QUOTA,
+                    "whole: tenant q would use 2 gpus, over its quota of 1 gpus");
+        want_reason(s, b, KERF_WHY_NO_FIT, "whole: 3 whole GPUs needed, 2 free");
+        want_reason(s, c, KERF_WHY_COHORT,
+                    "whole: tenant c1 needs to borrow 1 gpus from cohort co, which lends only 0 "
+                    "gpus now");
+        want_reason(s, m2, KERF_WHY_FRAGMENTED,
+                    "mig: no free MIG placement for the profile and no idle instances to reclaim");
+        kerf_explain ex;
+        assert_int_equal(kerf_sched_explain(s, b, &ex), 0);
+        assert_int_equal(ex.n_routes, 1);
+        assert_string_equal(ex.routes[0].text, "3 whole GPUs needed, 2 free");
+        kerf_sched_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(reasons),
             cmocka_unit_test(fair_share_and_preempted),
+            cmocka_unit_test(pending_reason_words),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -342,6 +342,78 @@ static void max_count_on_create(void **state)
         kerf_sched_free(s);
 }
 
+/* A sequence of profile requests on fresh H200s; each must land at the expected GPU and start
+ * (the layout written out below), and the GPUs stay overlap-free. */
+struct step_want {
+        const char *prof;
+        unsigned gpu, start;
+};
+
+static void run_sequence(unsigned n_gpus, const struct step_want *w, size_t n)
+{
+        kerf_sched *s = setup(n_gpus, n_gpus);
+        for (size_t i = 0; i < n; i++) {
+                kerf_unit_info u = run_prof(s, w[i].prof);
+                if (u.gpu != w[i].gpu || u.mig_start != w[i].start)
+                        fail_msg("step %zu (%s): GPU %u start %u, want GPU %u start %u", i,
+                                 w[i].prof, u.gpu, u.mig_start, w[i].gpu, w[i].start);
+        }
+        for (unsigned g = 0; g < n_gpus; g++)
+                no_overlaps(s, g);
+        check_ok(s);
+        kerf_sched_free(s);
+}
+
+static void layout_sequences(void **state)
+{
+        (void)state;
+        /* memory slices 0..7 of an H200; compute 7 slices.
+         * 1g 2g 2g 2g: | 2g | 2g | 2g | 1g - |  (the old score put the 1g at 4: no third 2g) */
+        static const struct step_want a[] = {
+            {"1g.18gb", 0, 6}, {"2g.35gb", 0, 4}, {"2g.35gb", 0, 2}, {"2g.35gb", 0, 0}};
+        run_sequence(1, a, 4);
+        /* 1g 1g 1g 4g: | 4g | 1g 1g 1g - | */
+        static const struct step_want b[] = {
+            {"1g.18gb", 0, 6}, {"1g.18gb", 0, 5}, {"1g.18gb", 0, 4}, {"4g.71gb", 0, 0}};
+        run_sequence(1, b, 4);
+        /* 2g 1g 3g: | 3g | 2g | 1g - | */
+        static const struct step_want c[] = {
+            {"2g.35gb", 0, 4}, {"1g.18gb", 0, 6}, {"3g.71gb", 0, 0}};
+        run_sequence(1, c, 3);
+        /* 3g 2g 1g 1g: | 1g 1g | 2g | 3g | */
+        static const struct step_want d[] = {
+            {"3g.71gb", 0, 4}, {"2g.35gb", 0, 2}, {"1g.18gb", 0, 1}, {"1g.18gb", 0, 0}};
+        run_sequence(1, d, 4);
+        /* 1g.35gb 2g 2g 2g: | 2g | 2g | 2g | 1g.35gb | */
+        static const struct step_want e[] = {
+            {"1g.35gb", 0, 6}, {"2g.35gb", 0, 4}, {"2g.35gb", 0, 2}, {"2g.35gb", 0, 0}};
+        run_sequence(1, e, 4);
+        /* seven 1g, from the top down */
+        static const struct step_want f[] = {
+            {"1g.18gb", 0, 6}, {"1g.18gb", 0, 5}, {"1g.18gb", 0, 4}, {"1g.18gb", 0, 3},
+            {"1g.18gb", 0, 2}, {"1g.18gb", 0, 1}, {"1g.18gb", 0, 0}};
+        run_sequence(1, f, 7);
+        /* two GPUs: small profiles fill the GPU already cut, the empty one keeps its 7g */
+        static const struct step_want g[] = {
+            {"3g.71gb", 0, 4}, {"1g.18gb", 0, 3}, {"2g.35gb", 0, 0}, {"7g.141gb", 1, 0}};
+        run_sequence(2, g, 4);
+}
+
+/* The old score only asked whether each profile could still be placed somewhere: a 1g went to
+ * slice 4 and a third 2g then had no room. */
+static void layout_old_failure(void **state)
+{
+        (void)state;
+        kerf_sched *s = setup(1, 1);
+        run_prof(s, "1g.18gb");
+        for (int i = 0; i < 3; i++)
+                run_prof(s, "2g.35gb"); /* the third found no room before */
+        assert_int_equal(gpu_state(s, 0).mig_compute_used, 7);
+        assert_int_equal(gpu_state(s, 0).mig_used_mask, 0x7f);
+        no_overlaps(s, 0);
+        kerf_sched_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -353,6 +425,8 @@ int main(void)
             cmocka_unit_test(reconfigure_off),
             cmocka_unit_test(adopt_rules),
             cmocka_unit_test(max_count_on_create),
+            cmocka_unit_test(layout_sequences),
+            cmocka_unit_test(layout_old_failure),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

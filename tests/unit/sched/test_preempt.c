@@ -161,13 +161,136 @@ static void reclaim(void **state)
         kerf_sched_free(s);
 }
 
+static void cohort_pair(kerf_sched *s, uint64_t lender_gpus, uint64_t borrower_gpus)
+{
+        kerf_tenant_spec t;
+        kerf_tenant_spec_init(&t, "lender");
+        t.cohort = "pool";
+        t.nominal[KERF_RES_GPUS] = lender_gpus;
+        assert_int_equal(kerf_sched_tenant_set(s, &t), 0);
+        kerf_tenant_spec_init(&t, "borrower");
+        t.cohort = "pool";
+        t.nominal[KERF_RES_GPUS] = borrower_gpus;
+        assert_int_equal(kerf_sched_tenant_set(s, &t), 0);
+}
+
+static uint64_t gpu_task(kerf_sched *s, const char *tenant, int prio, bool preemptible)
+{
+        kerf_request r = req(tenant, KERF_WL_TRAINING, KERF_TIER_HIGH);
+        r.priority = prio;
+        r.preemptible = preemptible;
+        return submit_ok(s, &r);
+}
+
+/* The lender fits physically, but what it lends is borrowed: it takes it back (Kueue's
+ * reclaimWithinCohort), lowest priority then newest borrower first, one victim at a time. */
+static void reclaim_on_quota(void **state)
+{
+        (void)state;
+        kerf_sched *s = sched_over(fleet_h200(4, 0), NULL);
+        cohort_pair(s, 2, 1);
+        uint64_t b1 = gpu_task(s, "borrower", 0, false);
+        uint64_t b2 = gpu_task(s, "borrower", 0, false);
+        step_n(s);
+        uint64_t b3 = gpu_task(s, "borrower", 5, false);
+        step_n(s);
+        assert_false(task_info(s, b1).borrowing);
+        assert_true(task_info(s, b2).borrowing);
+        assert_true(task_info(s, b3).borrowing);
+        /* one GPU is free: before, the lender just took it and the cohort stayed over-lent */
+        uint64_t l1 = gpu_task(s, "lender", 0, false);
+        kerf_decision d[DEC_MAX];
+        size_t n = step_all(s, d, DEC_MAX);
+        assert_int_equal(dec_count(d, n, KERF_DEC_PREEMPT), 1);
+        const kerf_decision *p = dec_find(d, n, KERF_DEC_PREEMPT, 0);
+        assert_int_equal(p->task, b2); /* priority 0 before the newer b3 at 5 */
+        assert_int_equal(p->by_task, l1);
+        assert_int_equal(p->reason.code, KERF_WHY_RECLAIMED);
+        assert_true(contains(p->reason.text, "takes back quota lent to tenant borrower"));
+        assert_int_equal(task_state(s, l1), KERF_TASK_RUNNING);
+        assert_int_equal(task_state(s, b1), KERF_TASK_RUNNING);
+        assert_int_equal(task_state(s, b3), KERF_TASK_RUNNING);
+        check_ok(s);
+        /* the second takes the rest back */
+        uint64_t l2 = gpu_task(s, "lender", 0, false);
+        n = step_all(s, d, DEC_MAX);
+        assert_int_equal(dec_count(d, n, KERF_DEC_PREEMPT), 1);
+        assert_int_equal(dec_find(d, n, KERF_DEC_PREEMPT, 0)->task, b3);
+        assert_int_equal(task_state(s, l2), KERF_TASK_RUNNING);
+        assert_int_equal(task_info(s, b3).reason.code, KERF_WHY_RECLAIMED);
+        /* nothing lent any more: the borrowers wait, nothing bounces */
+        assert_int_equal(step_all(s, d, DEC_MAX), 0);
+        assert_int_equal(task_info(s, b2).state, KERF_TASK_PENDING);
+        kerf_explain ex;
+        assert_int_equal(kerf_sched_explain(s, b3, &ex), 0);
+        assert_int_equal(ex.reason.code, KERF_WHY_COHORT);
+        assert_int_equal(ex.reason.other_task, l2);
+        assert_true(contains(ex.reason.text, "reclaimed"));
+        /* beyond its nominal the lender borrows like anyone: it evicts nobody */
+        uint64_t l3 = gpu_task(s, "lender", 0, false);
+        assert_int_equal(step_all(s, d, DEC_MAX), 0);
+        assert_int_equal(task_info(s, l3).reason.code, KERF_WHY_COHORT);
+        assert_int_equal(task_state(s, b1), KERF_TASK_RUNNING);
+        check_ok(s);
+        kerf_sched_free(s);
+
+        /* preemption off: the lender waits, and says why */
+        kerf_policy pol;
+        kerf_policy_default(&pol);
+        pol.preemption = false;
+        s = sched_over(fleet_h200(4, 0), &pol);
+        cohort_pair(s, 1, 1);
+        gpu_task(s, "borrower", 0, false);
+        gpu_task(s, "borrower", 0, false);
+        step_n(s);
+        l1 = gpu_task(s, "lender", 0, false);
+        assert_int_equal(step_all(s, d, DEC_MAX), 0);
+        kerf_task_info ti = task_info(s, l1);
+        assert_int_equal(ti.reason.code, KERF_WHY_COHORT);
+        if (!contains(ti.reason.text,
+                      "tenant lender needs back 1 gpus of the quota it lends to cohort pool"))
+                fail_msg("reason: %s", ti.reason.text);
+        kerf_sched_free(s);
+}
+
+/* A borrower, whatever its priority, never evicts a lender's tasks within the lender's nominal,
+ * neither by priority nor by reclaim. */
+static void borrower_never_evicts_lender(void **state)
+{
+        (void)state;
+        kerf_sched *s = sched_over(fleet_h200(2, 0), NULL);
+        cohort_pair(s, 1, 1);
+        uint64_t l1 = gpu_task(s, "lender", -10, true);
+        uint64_t b1 = gpu_task(s, "borrower", 0, false);
+        step_n(s);
+        assert_int_equal(task_state(s, l1), KERF_TASK_RUNNING);
+        assert_int_equal(task_state(s, b1), KERF_TASK_RUNNING);
+        uint64_t b2 = gpu_task(s, "borrower", 100, false);
+        kerf_decision d[DEC_MAX];
+        assert_int_equal(step_all(s, d, DEC_MAX), 0);
+        assert_int_equal(task_state(s, b2), KERF_TASK_PENDING);
+        assert_int_equal(task_state(s, l1), KERF_TASK_RUNNING);
+        /* with a GPU free it still may not borrow what the lender uses */
+        kerf_sched_free(s);
+        s = sched_over(fleet_h200(3, 0), NULL);
+        cohort_pair(s, 1, 1);
+        l1 = gpu_task(s, "lender", -10, true);
+        b1 = gpu_task(s, "borrower", 0, false);
+        step_n(s);
+        b2 = gpu_task(s, "borrower", 100, false);
+        assert_int_equal(step_all(s, d, DEC_MAX), 0);
+        assert_int_equal(task_info(s, b2).reason.code, KERF_WHY_COHORT);
+        assert_int_equal(task_state(s, l1), KERF_TASK_RUNNING);
+        check_ok(s);
+        kerf_sched_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(minimal_set),
-            cmocka_unit_test(never_equal_or_protected),
-            cmocka_unit_test(whole_gpu_victims),
-            cmocka_unit_test(reclaim),
+            cmocka_unit_test(minimal_set),       cmocka_unit_test(never_equal_or_protected),
+            cmocka_unit_test(whole_gpu_victims), cmocka_unit_test(reclaim),
+            cmocka_unit_test(reclaim_on_quota),  cmocka_unit_test(borrower_never_evicts_lender),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
