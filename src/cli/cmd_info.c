@@ -38,6 +38,49 @@ static json_t *items_of(json_t *j)
         return it ? it : j;
 }
 
+/* GET of a paginated list, following "next" until the last page: one answer whose "items" holds
+ * every page's items (and "next": null). `path` may already carry a query. */
+static int call_all(cli *c, const char *path, json_t **ret)
+{
+        json_t *all = NULL;
+        char *cursor = NULL;
+        int ex = 0;
+
+        for (unsigned page = 0; page < 100000; page++) {
+                char p[512];
+                json_t *j = NULL, *nx;
+                if (cursor)
+                        snprintf(p, sizeof(p), "%s%cafter=%s", path, strchr(path, '?') ? '&' : '?',
+                                 cursor);
+                else
+                        snprintf(p, sizeof(p), "%s", path);
+                free(cursor);
+                cursor = NULL;
+                if ((ex = cli_call(c, "GET", p, NULL, &j)))
+                        break;
+                nx = json_object_get(j, "next");
+                if (json_is_string(nx) && *json_string_value(nx))
+                        cursor = strdup(json_string_value(nx));
+                if (!all) {
+                        all = j;
+                } else {
+                        json_array_extend(items_of(all), items_of(j));
+                        json_decref(j);
+                }
+                if (!cursor)
+                        break;
+        }
+        free(cursor);
+        if (ex) {
+                json_decref(all);
+                return ex;
+        }
+        if (all && json_is_object(all))
+                json_object_set_new(all, "next", json_null());
+        *ret = all;
+        return 0;
+}
+
 static void print_gpus(json_t *j)
 {
         static const char *const h[] = {"GPU",     "UUID", "MODEL", "MODE",      "MEMORY RESERVED",
@@ -75,7 +118,7 @@ int cli_gpus(cli *c, int argc, char **argv)
         argc = take_json(c, argc, argv);
         int ex = no_args(argc, argv);
         json_t *j = NULL;
-        if (ex || (ex = cli_call(c, "GET", "/v1/gpus", NULL, &j)))
+        if (ex || (ex = call_all(c, "/v1/gpus", &j)))
                 return ex;
         if (c->json)
                 cli_print_json(j);
@@ -109,7 +152,7 @@ int cli_units(cli *c, int argc, char **argv)
         argc = take_json(c, argc, argv);
         int ex = no_args(argc, argv);
         json_t *j = NULL;
-        if (ex || (ex = cli_call(c, "GET", "/v1/units?limit=1000", NULL, &j)))
+        if (ex || (ex = call_all(c, "/v1/units?limit=1000", &j)))
                 return ex;
         if (c->json)
                 cli_print_json(j);
@@ -180,7 +223,7 @@ int cli_tenants(cli *c, int argc, char **argv)
         json_t *j = NULL;
         int ex;
         if (argc == 1) {
-                if ((ex = cli_call(c, "GET", "/v1/tenants", NULL, &j)))
+                if ((ex = call_all(c, "/v1/tenants?limit=1000", &j)))
                         return ex;
                 if (c->json)
                         cli_print_json(j);
@@ -329,8 +372,7 @@ int cli_quota(cli *c, int argc, char **argv)
         json_t *j = NULL;
         int ex;
         if (json_object_size(body) == 0) {
-                snprintf(path, sizeof(path), "/v1/tenants");
-                ex = cli_call(c, "GET", path, NULL, &j);
+                ex = call_all(c, "/v1/tenants?limit=1000", &j);
                 json_decref(body);
                 if (ex)
                         return ex;
@@ -371,7 +413,7 @@ int cli_queue(cli *c, int argc, char **argv)
         argc = take_json(c, argc, argv);
         int ex = no_args(argc, argv);
         json_t *j = NULL;
-        if (ex || (ex = cli_call(c, "GET", "/v1/queues", NULL, &j)))
+        if (ex || (ex = call_all(c, "/v1/queues?limit=1000", &j)))
                 return ex;
         if (c->json) {
                 cli_print_json(j);
@@ -484,9 +526,9 @@ int cli_top(cli *c, int argc, char **argv)
         }
         for (;;) {
                 json_t *g = NULL, *u = NULL, *t = NULL;
-                int ex = cli_call(c, "GET", "/v1/gpus", NULL, &g);
+                int ex = call_all(c, "/v1/gpus", &g);
                 if (!ex)
-                        ex = cli_call(c, "GET", "/v1/units?limit=1000", NULL, &u);
+                        ex = call_all(c, "/v1/units?limit=1000", &u);
                 if (!ex)
                         ex = cli_call(c, "GET", "/v1/tasks?limit=50&state=running", NULL, &t);
                 if (ex) {

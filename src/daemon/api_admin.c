@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* api_admin.c - health, version, units, GPUs, queues, events, tenants, tokens and audit */
+/* api_admin.c - health, version, events, tenants, tokens and audit (lists: api_lists.c) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,6 @@
 
 #include "api.h"
 #include "kerf/errno.h"
-
-#define MAX_UNITS 1024
 
 static const char *res_key[KERF_RES_COUNT] = {"gpus", "memory", "compute", "mig_slices"};
 /* Largest finite quota per resource: GPUs and MIG slices of a very large cohort, compute in
@@ -18,180 +16,6 @@ static const uint64_t res_max[KERF_RES_COUNT] = {1u << 20, 1ull << 60, 100u << 2
 static json_t *lim(uint64_t v)
 {
         return v == KERF_UNLIMITED ? json_null() : json_integer((json_int_t)v);
-}
-
-/* Fills a unit's MIG details from the node's instance table. */
-static void unit_of(kerfd_node *n, const kerf_unit_info *ui, dunit *u)
-{
-        dunit *m = ui->kind == KERF_UNIT_MIG ? kerf_u64map_get(&n->migs, ui->id) : NULL;
-        memset(u, 0, sizeof(*u));
-        if (m)
-                *u = *m;
-        u->id = ui->id;
-        u->kind = ui->kind;
-        u->gpu = ui->gpu;
-        snprintf(u->gpu_uuid, sizeof(u->gpu_uuid), "%s", ui->gpu_uuid);
-        u->mem = ui->mem_bytes;
-        u->compute = ui->compute_pct;
-        u->compute_limit = ui->compute_limit_pct;
-        if (ui->kind == KERF_UNIT_MIG) {
-                u->mig_profile = ui->mig_profile_name;
-                u->mig_start = (int)ui->mig_start;
-                if (!m)
-                        u->mig_gi = u->mig_ci = -1;
-        }
-}
-
-/* Units: tenants see only units held by their own tasks. */
-static bool unit_visible(kreq *r, const kerf_unit_info *ui)
-{
-        dtask *t;
-        if (r->admin)
-                return true;
-        t = kerfd__live(r->node, ui->task);
-        return t && !strcmp(t->rec.tenant, r->tenant);
-}
-
-static void units(kreq *r, const char *idp)
-{
-        static kerf_unit_info us[MAX_UNITS];
-        size_t nu = kerf_sched_unit_list(r->node->sched, -1, us, MAX_UNITS);
-        json_t *items = json_array();
-        uint64_t id = 0, after;
-        unsigned limit;
-
-        if (idp && (!api_u64(idp, &id) || id == 0 || id > (uint64_t)INT64_MAX)) {
-                kreq_error(r, 404, "not_found", "unit id: \"%.40s\" is not a unit id", idp);
-                json_decref(items);
-                return;
-        }
-        if (!idp && !api_page(r, &after, &limit)) {
-                json_decref(items);
-                return;
-        }
-        for (size_t i = 0; i < nu && i < MAX_UNITS; i++) {
-                dunit u;
-                if (!unit_visible(r, &us[i]) || (id && us[i].id != id))
-                        continue;
-                if (!id && (us[i].id <= after || json_array_size(items) >= limit))
-                        continue;
-                unit_of(r->node, &us[i], &u);
-                json_array_append_new(
-                    items, kerfd_unit_json(&u, kerf_unit_state_name(us[i].state), us[i].task));
-        }
-        if (id) {
-                if (json_array_size(items) == 0)
-                        kreq_error(r, 404, "not_found", "no unit %llu", (unsigned long long)id);
-                else
-                        kreq_json(r, 200, json_incref(json_array_get(items, 0)));
-                json_decref(items);
-                return;
-        }
-        kreq_json(r, 200, api_list(items, 0));
-}
-
-static void gpus(kreq *r)
-{
-        kerfd_node *n = r->node;
-        static kerf_unit_info us[MAX_UNITS];
-        json_t *items;
-        uint64_t after;
-        unsigned limit;
-
-        if (!api_page(r, &after, &limit))
-                return;
-        items = json_array();
-        for (size_t g = 0; g < n->fleet->n_gpus; g++) {
-                const kerf_gpu_desc *d = &n->fleet->gpus[g];
-                kerf_gpu_state st;
-                json_t *layout = json_array(), *j;
-                size_t nu;
-                if (kerf_sched_gpu_get(n->sched, (unsigned)g, &st) < 0)
-                        continue;
-                nu = kerf_sched_unit_list(n->sched, (int)g, us, MAX_UNITS);
-                for (size_t i = 0; i < nu && i < MAX_UNITS; i++)
-                        if (us[i].kind == KERF_UNIT_MIG)
-                                json_array_append_new(layout,
-                                                      json_pack("{s:i, s:s, s:I}", "start",
-                                                                (int)us[i].mig_start, "profile",
-                                                                us[i].mig_profile_name, "unit",
-                                                                (json_int_t)us[i].id));
-                j = json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:i, s:i, s:o, s:s, "
-                              "s:s, s:I}",
-                              "index", (int)g, "uuid", d->uuid, "model", d->model->name, "mode",
-                              kerf_gpu_mode_name(st.mode), "faulted", st.faulted, "memory_total",
-                              (json_int_t)st.mem_total, "memory_reserved",
-                              (json_int_t)st.mem_reserved, "memory_used",
-                              (json_int_t)(g < KERF_MAX_NODE_GPUS ? n->gpu_mem_used[g] : 0),
-                              "compute_reserved", (int)st.compute_reserved, "utilization",
-                              (int)(g < KERF_MAX_NODE_GPUS ? n->gpu_util[g] : 0), "mig_layout",
-                              layout, "driver", n->driver, "cuda", n->cuda, "xid_errors",
-                              (json_int_t)(g < KERF_MAX_NODE_GPUS ? n->xid_count[g] : 0));
-                json_array_append_new(items, j);
-        }
-        kreq_json(r, 200, api_list(items, 0));
-}
-
-static void queues(kreq *r)
-{
-        kerfd_node *n = r->node;
-        json_t *items;
-        uint64_t after;
-        unsigned limit;
-        /* (tenant, queue) -> counts, from the live tasks; small */
-        struct q {
-                char tenant[KERF_NAME_LEN], queue[KERF_NAME_LEN];
-                unsigned pending, running;
-                uint64_t head;
-                int head_prio;
-        } *qs = NULL;
-        size_t nq = 0;
-
-        if (!api_page(r, &after, &limit))
-                return;
-        items = json_array();
-        for (size_t i = 0; i < n->live.cap; i++) {
-                dtask *t;
-                struct q *e = NULL;
-                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
-                if (!r->admin && strcmp(t->rec.tenant, r->tenant) != 0)
-                        continue;
-                for (size_t k = 0; k < nq; k++)
-                        if (!strcmp(qs[k].tenant, t->rec.tenant) &&
-                            !strcmp(qs[k].queue, t->rec.queue))
-                                e = &qs[k];
-                if (!e) {
-                        struct q *nqs = realloc(qs, (nq + 1) * sizeof(*qs));
-                        if (!nqs)
-                                break;
-                        qs = nqs;
-                        e = &qs[nq++];
-                        memset(e, 0, sizeof(*e));
-                        snprintf(e->tenant, sizeof(e->tenant), "%s", t->rec.tenant);
-                        snprintf(e->queue, sizeof(e->queue), "%s", t->rec.queue);
-                }
-                if (!strcmp(t->rec.state, "running")) {
-                        e->running++;
-                } else {
-                        e->pending++;
-                        if (!e->head || t->req.priority > e->head_prio ||
-                            (t->req.priority == e->head_prio && t->rec.id < e->head)) {
-                                e->head = t->rec.id;
-                                e->head_prio = t->req.priority;
-                        }
-                }
-        }
-        for (size_t k = 0; k < nq; k++)
-                json_array_append_new(
-                    items,
-                    json_pack("{s:s, s:s, s:i, s:i, s:o}", "tenant", qs[k].tenant, "queue",
-                              qs[k].queue, "pending", (int)qs[k].pending, "running",
-                              (int)qs[k].running, "head",
-                              qs[k].head ? json_integer((json_int_t)qs[k].head) : json_null()));
-        free(qs);
-        kreq_json(r, 200, api_list(items, 0));
 }
 
 static void events(kreq *r)
@@ -462,18 +286,24 @@ static void tenants(kreq *r, const char *rest)
                         kreq_error(r, 405, "method_not_allowed", "GET or POST");
                         return;
                 }
-                {
-                        uint64_t after;
-                        unsigned limit;
-                        if (!api_page(r, &after, &limit)) {
-                                json_decref(items);
-                                return;
-                        }
+                /* Creation order (tenants are never removed); the cursor is the position to
+                 * resume at. */
+                uint64_t after, next = 0;
+                unsigned limit;
+                if (!api_page(r, &after, &limit)) {
+                        json_decref(items);
+                        return;
                 }
-                for (unsigned i = 0; i < n->n_tenants; i++)
-                        if (r->admin || !strcmp(n->tenants[i].cfg.name, r->tenant))
-                                json_array_append_new(items, tenant_json(n, &n->tenants[i].cfg));
-                kreq_json(r, 200, api_list(items, 0));
+                for (uint64_t i = after; i < n->n_tenants; i++) {
+                        if (!r->admin && strcmp(n->tenants[i].cfg.name, r->tenant) != 0)
+                                continue;
+                        if (json_array_size(items) >= limit) {
+                                next = i;
+                                break;
+                        }
+                        json_array_append_new(items, tenant_json(n, &n->tenants[i].cfg));
+                }
+                kreq_json(r, 200, api_list(items, next));
                 return;
         }
         slash = strchr(rest, '/');
@@ -710,15 +540,15 @@ bool kerfd_api_admin(kreq *r)
                           json_pack("{s:b, s:o}", "admin", r->admin, "tenant",
                                     r->tenant[0] ? json_string(r->tenant) : json_null()));
         } else if (!strcmp(p, "/v1/units") && get) {
-                units(r, NULL);
+                kerfd_api_units(r, NULL);
         } else if (!strncmp(p, "/v1/units/", 10) && get) {
-                units(r, p + 10);
+                kerfd_api_units(r, p + 10);
         } else if (!strcmp(p, "/v1/gpus") && get) {
-                gpus(r);
+                kerfd_api_gpus(r);
         } else if (!strncmp(p, "/v1/gpus/", 9) && p[9]) {
                 gpu_recover(r, p + 9);
         } else if (!strcmp(p, "/v1/queues") && get) {
-                queues(r);
+                kerfd_api_queues(r);
         } else if (!strcmp(p, "/v1/events") && get) {
                 events(r);
         } else if (!strcmp(p, "/v1/tenants")) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -87,7 +88,8 @@ static int get_str(cfgctx *x, yaml_node_t *n, const char *key, char *out, size_t
         return 0;
 }
 
-static int get_u64(cfgctx *x, yaml_node_t *n, const char *key, uint64_t max, uint64_t *ret)
+static int get_range(cfgctx *x, yaml_node_t *n, const char *key, uint64_t min, uint64_t max,
+                     uint64_t *ret)
 {
         const char *s = scalar(x, n);
         char *end;
@@ -97,11 +99,16 @@ static int get_u64(cfgctx *x, yaml_node_t *n, const char *key, uint64_t max, uin
                 return fail(x, n, "%s: expected a non-negative integer", key);
         errno = 0;
         v = strtoull(s, &end, 10);
-        if (errno || *end || v > max)
-                return fail(x, n, "%s: expected an integer 0..%llu, got \"%s\"", key,
-                            (unsigned long long)max, s);
+        if (errno || *end || v < min || v > max)
+                return fail(x, n, "%s: expected an integer %llu..%llu, got \"%s\"", key,
+                            (unsigned long long)min, (unsigned long long)max, s);
         *ret = v;
         return 0;
+}
+
+static int get_u64(cfgctx *x, yaml_node_t *n, const char *key, uint64_t max, uint64_t *ret)
+{
+        return get_range(x, n, key, 0, max, ret);
 }
 
 static int get_bool(cfgctx *x, yaml_node_t *n, const char *key, bool *ret)
@@ -130,10 +137,51 @@ static int get_bytes(cfgctx *x, yaml_node_t *n, const char *key, uint64_t *ret)
         for (yaml_node_pair_t *p = (map)->data.mapping.pairs.start;                                \
              p < (map)->data.mapping.pairs.top; p++)
 
+/* A mapping whose keys are strings, each given once. */
 static int want_map(cfgctx *x, yaml_node_t *n, const char *what)
 {
         if (!n || n->type != YAML_MAPPING_NODE)
                 return fail(x, n, "%s: expected a mapping", what);
+        FOR_PAIRS(x, n, p)
+        {
+                yaml_node_t *k = node(x, p->key);
+                const char *ks = scalar(x, k);
+                if (!ks)
+                        return fail(x, k, "%s: keys must be strings", what);
+                for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
+                        yaml_node_t *qk = node(x, q->key);
+                        if (!strcmp(scalar(x, qk), ks))
+                                return fail(x, k, "%s: key \"%s\" given twice (first at line %lu)",
+                                            what, ks, (unsigned long)qk->start_mark.line + 1);
+                }
+        }
+        return 0;
+}
+
+/* [A-Za-z0-9_.-], 1..63 characters: tenant and cohort names (docs/API.md). */
+static bool name_ok(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n >= KERF_NAME_LEN)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+                        return false;
+        return true;
+}
+
+/* A non-empty path string; absolute when `absolute`. */
+static int get_path(cfgctx *x, yaml_node_t *n, const char *key, bool absolute, char *out,
+                    size_t cap)
+{
+        int r = get_str(x, n, key, out, cap);
+        if (r < 0)
+                return r;
+        if (!out[0])
+                return fail(x, n, "%s: expected a path, got an empty value", key);
+        if (absolute && out[0] != '/')
+                return fail(x, n, "%s: expected an absolute path, got \"%s\"", key, out);
         return 0;
 }
 
@@ -147,6 +195,9 @@ static int want_seq(cfgctx *x, yaml_node_t *n, const char *what)
 /* quota: {gpus: {nominal: 4, borrow_limit: 2, lend_limit: 1}, memory: {...}} */
 static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
 {
+        /* largest finite quota per resource, as PUT /v1/tenants/{name}/quota (docs/API.md) */
+        static const uint64_t max[KERF_RES_COUNT] = {1u << 20, 1ull << 60, 100u << 20, 1u << 20};
+        unsigned seen = 0;
         int r = want_map(x, q, "quota");
         if (r < 0)
                 return r;
@@ -170,8 +221,12 @@ static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
                                     "quota: unknown resource \"%s\" (gpus, memory, compute, "
                                     "mig_slices)",
                                     ks);
+                if (seen & (1u << res))
+                        return fail(x, k, "quota: %s given twice", ks);
+                seen |= 1u << res;
                 if ((r = want_map(x, v, ks)) < 0)
                         return r;
+                unsigned seen_k = 0;
                 FOR_PAIRS(x, v, pp)
                 {
                         yaml_node_t *kk = node(x, pp->key), *vv = node(x, pp->value);
@@ -190,16 +245,25 @@ static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
                                             "%s: unknown key \"%s\" (nominal, borrow_limit, "
                                             "lend_limit)",
                                             ks, kks);
+                        unsigned bit = slot == &t->nominal[res]        ? 1u
+                                       : slot == &t->borrow_limit[res] ? 2u
+                                                                       : 4u;
+                        if (seen_k & bit)
+                                return fail(x, kk, "%s: \"%s\" given twice", ks, kks);
+                        seen_k |= bit;
                         const char *sv = scalar(x, vv);
                         if (sv &&
                             (!strcmp(sv, "null") || !strcmp(sv, "~") || !strcmp(sv, "unlimited"))) {
                                 *slot = KERF_UNLIMITED;
                                 continue;
                         }
-                        if (res == KERF_RES_MEM)
+                        if (res == KERF_RES_MEM) {
                                 r = get_bytes(x, vv, kks, slot);
-                        else
-                                r = get_u64(x, vv, kks, 1000000000ULL, slot);
+                                if (!r && *slot > max[res])
+                                        r = fail(x, vv, "%s.%s: at most 1EiB", ks, kks);
+                        } else {
+                                r = get_u64(x, vv, kks, max[res], slot);
+                        }
                         if (r < 0)
                                 return r;
                 }
@@ -234,18 +298,19 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                         return fail(x, k, "tenant: keys must be strings");
                 if (!strcmp(ks, "name"))
                         r = get_str(x, vn, "name", t->name, sizeof(t->name));
-                else if (!strcmp(ks, "cohort"))
+                else if (!strcmp(ks, "cohort")) {
                         r = get_str(x, vn, "cohort", t->cohort, sizeof(t->cohort));
-                else if (!strcmp(ks, "weight")) {
-                        r = get_u64(x, vn, "weight", 1000, &v);
+                        if (!r && !name_ok(t->cohort))
+                                r = fail(x, vn, "cohort \"%s\": 1..63 characters [A-Za-z0-9_.-]",
+                                         t->cohort);
+                } else if (!strcmp(ks, "weight")) {
+                        r = get_range(x, vn, "weight", 1, 1000, &v);
                         t->weight = (unsigned)v;
-                        if (!r && v == 0)
-                                r = fail(x, vn, "weight: 1..1000");
                 } else if (!strcmp(ks, "uid")) {
-                        r = get_u64(x, vn, "uid", 0x7fffffff, &v);
+                        r = get_u64(x, vn, "uid", 0x7ffffffe, &v);
                         t->uid = (long long)v;
                 } else if (!strcmp(ks, "gid")) {
-                        r = get_u64(x, vn, "gid", 0x7fffffff, &v);
+                        r = get_u64(x, vn, "gid", 0x7ffffffe, &v);
                         t->gid = (long long)v;
                 } else if (!strcmp(ks, "quota"))
                         r = parse_quota(x, vn, t);
@@ -262,10 +327,8 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         for (unsigned i = 0; i < c->n_tenants; i++)
                 if (!strcmp(c->tenants[i].name, t->name))
                         return fail(x, m, "tenant \"%s\" defined twice", t->name);
-        for (const char *s = t->name; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-                        return fail(x, m, "tenant name \"%s\": only [A-Za-z0-9_.-]", t->name);
+        if (!name_ok(t->name))
+                return fail(x, m, "tenant name \"%s\": only [A-Za-z0-9_.-]", t->name);
         c->n_tenants++;
         return 0;
 }
@@ -306,10 +369,18 @@ static int parse_routes(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
                                                     "routes.%s.%s: unknown route \"%s\" (whole, "
                                                     "mig, slice, mps, tslice)",
                                                     ws, ts, rs ? rs : "?");
+                                for (unsigned j = 0; j < n; j++)
+                                        if (kinds[j] == (kerf_unit_kind)kk)
+                                                return fail(x, in,
+                                                            "routes.%s.%s: route \"%s\" given "
+                                                            "twice",
+                                                            ws, ts, rs);
                                 if (n >= KERF_UNIT_KIND_COUNT)
                                         return fail(x, in, "routes.%s.%s: too many", ws, ts);
                                 kinds[n++] = (kerf_unit_kind)kk;
                         }
+                        if (n == 0)
+                                return fail(x, tv, "routes.%s.%s: at least one route", ws, ts);
                         if (kerf_policy_set_routes(pol, (kerf_workload)w, (kerf_tier)t, kinds, n) <
                             0)
                                 return fail(x, tv, "routes.%s.%s: 1..5 distinct routes required",
@@ -336,9 +407,12 @@ static int parse_policy(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
                         r = get_bool(x, v, ks, &pol->preemption);
                 else if (!strcmp(ks, "mig_reconfigure"))
                         r = get_bool(x, v, ks, &pol->mig_reconfigure);
-                else if (!strcmp(ks, "dev_default_memory"))
+                else if (!strcmp(ks, "dev_default_memory")) {
                         r = get_bytes(x, v, ks, &pol->dev_default_mem);
-                else if (!strcmp(ks, "placement")) {
+                        if (!r && (pol->dev_default_mem < KERF_MIB ||
+                                   pol->dev_default_mem > (1ull << 50)))
+                                r = fail(x, v, "dev_default_memory: 1MiB..1PiB");
+                } else if (!strcmp(ks, "placement")) {
                         const char *s = scalar(x, v);
                         if (s && !strcmp(s, "kerf"))
                                 pol->place = KERF_PLACE_KERF;
@@ -371,7 +445,7 @@ static int parse_backend(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 if (!ks)
                         return fail(x, k, "backend: keys must be strings");
                 if (!strcmp(ks, "nvml_library"))
-                        r = get_str(x, v, ks, c->nvml_library, sizeof(c->nvml_library));
+                        r = get_path(x, v, ks, false, c->nvml_library, sizeof(c->nvml_library));
                 else if (!strcmp(ks, "allow_mig_mode_change"))
                         r = get_bool(x, v, ks, &c->allow_mig_mode_change);
                 else if (!strcmp(ks, "simulated"))
@@ -389,12 +463,10 @@ static int parse_backend(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 
 static int fence_mode(cfgctx *x, yaml_node_t *v, kerfd_config *c)
 {
-        int r = get_str(x, v, "fencing mode", c->fencing, sizeof(c->fencing));
-        if (r < 0)
-                return r;
-        if (strcmp(c->fencing, "auto") && strcmp(c->fencing, "off") && strcmp(c->fencing, "v1") &&
-            strcmp(c->fencing, "v2"))
+        const char *m = scalar(x, v);
+        if (!m || (strcmp(m, "auto") && strcmp(m, "off") && strcmp(m, "v1") && strcmp(m, "v2")))
                 return fail(x, v, "fencing: mode must be auto, off, v1 or v2");
+        snprintf(c->fencing, sizeof(c->fencing), "%s", m);
         return 0;
 }
 
@@ -415,11 +487,13 @@ static int parse_fencing(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 if (!strcmp(ks, "mode"))
                         r = fence_mode(x, v, c);
                 else if (!strcmp(ks, "cgroup_root"))
-                        r = get_str(x, v, ks, c->fence_cgroup_root, sizeof(c->fence_cgroup_root));
+                        r = get_path(x, v, ks, true, c->fence_cgroup_root,
+                                     sizeof(c->fence_cgroup_root));
                 else if (!strcmp(ks, "dev_dir"))
-                        r = get_str(x, v, ks, c->fence_dev_dir, sizeof(c->fence_dev_dir));
+                        r = get_path(x, v, ks, true, c->fence_dev_dir, sizeof(c->fence_dev_dir));
                 else if (!strcmp(ks, "mig_minors"))
-                        r = get_str(x, v, ks, c->fence_mig_minors, sizeof(c->fence_mig_minors));
+                        r = get_path(x, v, ks, true, c->fence_mig_minors,
+                                     sizeof(c->fence_mig_minors));
                 else
                         r = fail(x, k,
                                  "fencing: unknown key \"%s\" (mode, cgroup_root, dev_dir, "
@@ -448,28 +522,26 @@ static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                         if (!r && (c->max_body < 1024 || c->max_body > 64 * KERF_MIB))
                                 r = fail(x, vn, "max_body: 1KiB..64MiB");
                 } else if (!strcmp(ks, "max_tasks")) {
-                        r = get_u64(x, vn, ks, 10000000, &v);
+                        r = get_range(x, vn, ks, 1, 10000000, &v);
                         c->max_tasks = (unsigned)v;
                 } else if (!strcmp(ks, "submit_rate")) {
                         r = get_u64(x, vn, ks, 1000000, &v);
                         c->submit_rate = (double)v;
                 } else if (!strcmp(ks, "submit_burst")) {
-                        r = get_u64(x, vn, ks, 1000000, &v);
+                        r = get_range(x, vn, ks, 1, 1000000, &v);
                         c->submit_burst = (unsigned)v;
                 } else if (!strcmp(ks, "tick_ms")) {
-                        r = get_u64(x, vn, ks, 10000, &v);
+                        r = get_range(x, vn, ks, 5, 10000, &v);
                         c->tick_ms = (unsigned)v;
-                        if (!r && v < 5)
-                                r = fail(x, vn, "tick_ms: 5..10000");
                 } else if (!strcmp(ks, "grace_s")) {
                         r = get_u64(x, vn, ks, 3600, &v);
                         c->grace_s = (unsigned)v;
                 } else if (!strcmp(ks, "threads")) {
-                        r = get_u64(x, vn, ks, 256, &v);
-                        c->threads = v ? (unsigned)v : 1;
+                        r = get_range(x, vn, ks, 1, 256, &v);
+                        c->threads = (unsigned)v;
                 } else if (!strcmp(ks, "min_lease_s")) {
-                        r = get_u64(x, vn, ks, 3600, &v);
-                        c->min_lease_s = v ? (unsigned)v : 1;
+                        r = get_range(x, vn, ks, 1, 3600, &v);
+                        c->min_lease_s = (unsigned)v;
                 } else
                         r = fail(x, k,
                                  "limits: unknown key \"%s\" (max_body, max_tasks, submit_rate, "
@@ -519,12 +591,19 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 const char *ks = scalar(x, k);
                 if (!ks)
                         return fail(x, k, "keys must be strings");
-                if (!strcmp(ks, "state_dir"))
-                        r = get_str(x, v, ks, c->state_dir, sizeof(c->state_dir));
-                else if (!strcmp(ks, "socket"))
-                        r = get_str(x, v, ks, c->socket, sizeof(c->socket));
-                else if (!strcmp(ks, "fleet"))
-                        r = get_str(x, v, ks, c->fleet, sizeof(c->fleet));
+                if (!strcmp(ks, "state_dir")) {
+                        r = get_path(x, v, ks, false, c->state_dir, sizeof(c->state_dir));
+                        if (!r && kerfd_config_abspath(c->state_dir, sizeof(c->state_dir)) < 0)
+                                r = fail(x, v, "state_dir: \"%s\" made absolute is too long",
+                                         c->state_dir);
+                } else if (!strcmp(ks, "socket")) {
+                        r = get_path(x, v, ks, false, c->socket, sizeof(c->socket));
+                        if (!r && strlen(c->socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+                                r = fail(x, v,
+                                         "socket: at most %zu characters (a Unix socket path)",
+                                         sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+                } else if (!strcmp(ks, "fleet"))
+                        r = get_path(x, v, ks, false, c->fleet, sizeof(c->fleet));
                 else if (!strcmp(ks, "listen_tcp"))
                         r = parse_tcp(x, v, c);
                 else if (!strcmp(ks, "backend"))
@@ -549,6 +628,33 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                                  ks);
                 if (r < 0)
                         return r;
+        }
+        return 0;
+}
+
+int kerfd_config_abspath(char *path, size_t cap)
+{
+        char cwd[PATH_MAX], buf[PATH_MAX];
+        if (path[0] == '/')
+                return 0;
+        if (!getcwd(cwd, sizeof(cwd)))
+                return -errno;
+        if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", cwd, path) >= cap)
+                return -ENAMETOOLONG;
+        snprintf(path, cap, "%s", buf);
+        return 0;
+}
+
+int kerfd_config_check(const kerfd_config *c, char *err, size_t errlen)
+{
+        if (c->state_dir[0] != '/') {
+                snprintf(err, errlen, "state_dir \"%s\": not an absolute path", c->state_dir);
+                return -EINVAL;
+        }
+        if (!c->socket[0] || strlen(c->socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+                snprintf(err, errlen, "socket \"%s\": 1..%zu characters (a Unix socket path)",
+                         c->socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+                return -EINVAL;
         }
         return 0;
 }

@@ -57,4 +57,10 @@ void kerfd_config_defaults(kerfd_config *c);
  * "FILE:LINE: what is wrong" in err. Unknown keys are refused by name. */
 int kerfd_config_load(kerfd_config *c, const char *path, char *err, size_t errlen);
 
+/* Makes a relative `path` absolute against the working directory (0, or -ENAMETOOLONG). */
+int kerfd_config_abspath(char *path, size_t cap);
+/* Checks what the command line may have overridden after the file: state_dir absolute, socket
+ * path short enough for a Unix socket. 0, or a negative code with the reason in err. */
+int kerfd_config_check(const kerfd_config *c, char *err, size_t errlen);
+
 #endif /* KERFD_CONFIG_H */

@@ -108,6 +108,12 @@ int main(int argc, char **argv)
                 snprintf(cfg.fleet, sizeof(cfg.fleet), "%s", fleet);
         if (sim)
                 cfg.force_sim = true;
+        if (kerfd_config_abspath(cfg.state_dir, sizeof(cfg.state_dir)) < 0 ||
+            kerfd_config_check(&cfg, err, sizeof(err)) < 0) {
+                log_error("bad configuration: %s",
+                          cfg.state_dir[0] == '/' ? err : "state_dir: too long");
+                return 1;
+        }
         if (check) {
                 printf("%s: ok (%u tenants)\n", config ? config : "defaults", cfg.n_tenants);
                 return 0;

@@ -306,33 +306,48 @@ static void adopt_migs(kerfd_node *n)
         free(su);
 }
 
+/* Recovery streams the unfinished records: each is rebuilt into its dtask as the store hands
+ * it over (no copy of the record list). Tasks that had a process (or were "starting") are
+ * recovered first, so that their units are taken before the pending ones queue; nothing touches
+ * the store or the scheduler while the read is in progress. */
 typedef struct rctx {
         kerfd_node *n;
-        kerf_store_task *recs;
-        size_t len, cap;
+        dtask **run, **pend;
+        size_t n_run, cap_run, n_pend, cap_pend;
 } rctx;
 
-static int collect(const kerf_store_task *t, void *ud)
+static int push(dtask ***arr, size_t *len, size_t *cap, dtask *t)
+{
+        if (*len == *cap) {
+                size_t nc = *cap ? *cap * 2 : 256;
+                dtask **na = realloc(*arr, nc * sizeof(*na));
+                if (!na)
+                        return -ENOMEM;
+                *arr = na;
+                *cap = nc;
+        }
+        (*arr)[(*len)++] = t;
+        return 0;
+}
+
+static int rebuild(const kerf_store_task *rec, void *ud)
 {
         rctx *x = ud;
-        kerf_store_task *c;
-        if (x->len == x->cap) {
-                size_t nc = x->cap ? x->cap * 2 : 64;
-                kerf_store_task *nr = realloc(x->recs, nc * sizeof(*nr));
-                if (!nr)
-                        return -ENOMEM;
-                x->recs = nr;
-                x->cap = nc;
+        char msg[256];
+        dtask *t = NULL;
+        int r = kerfd_task_from_store(x->n, rec, &t, msg, sizeof(msg));
+
+        if (r < 0) {
+                log_error("task %llu cannot be recovered: %s", (unsigned long long)rec->id, msg);
+                return r == -ENOMEM ? r : 0;
         }
-        c = &x->recs[x->len++];
-        *c = *t;
-        c->request_json = t->request_json ? strdup(t->request_json) : NULL;
-        c->argv_json = t->argv_json ? strdup(t->argv_json) : NULL;
-        c->env_json = t->env_json ? strdup(t->env_json) : NULL;
-        c->cwd = t->cwd ? strdup(t->cwd) : NULL;
-        c->log_stdout = t->log_stdout ? strdup(t->log_stdout) : NULL;
-        c->log_stderr = t->log_stderr ? strdup(t->log_stderr) : NULL;
-        return 0;
+        if (rec->pid > 0 || !strcmp(rec->state, "starting"))
+                r = push(&x->run, &x->n_run, &x->cap_run, t);
+        else
+                r = push(&x->pend, &x->n_pend, &x->cap_pend, t);
+        if (r < 0)
+                kerfd_task_free(t);
+        return r;
 }
 
 static void restore_units(kerfd_node *n, dtask *t, kerf_unit_info *ui, unsigned *ret_n)
@@ -357,17 +372,11 @@ static void restore_units(kerfd_node *n, dtask *t, kerf_unit_info *ui, unsigned 
         *ret_n = k;
 }
 
-static void recover_one(kerfd_node *n, kerf_store_task *rec)
+static void recover_one(kerfd_node *n, dtask *t)
 {
-        char msg[256];
-        dtask *t = NULL;
         kerf_reason why;
-        int r = kerfd_task_from_store(n, rec, &t, msg, sizeof(msg));
+        int r;
 
-        if (r < 0) {
-                log_error("task %llu cannot be recovered: %s", (unsigned long long)rec->id, msg);
-                return;
-        }
         kerf_u64map_put(&n->live, t->rec.id, t);
         n->n_live++;
         memset(&why, 0, sizeof(why));
@@ -534,19 +543,25 @@ int kerfd__recover(kerfd_node *n)
         kerfd__fence_init(n);
         kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev);
         n->next_task_id = max_task;
-        if ((r = kerf_store_task_foreach(n->store, &f, collect, &x)) < 0) {
-                log_error("store: reading tasks: %s", kerf_store_errmsg(n->store));
+        r = kerf_store_task_foreach(n->store, &f, rebuild, &x);
+        if (r < 0) {
+                log_error("store: reading tasks: %s (%s)", kerf_strerror(r),
+                          kerf_store_errmsg(n->store));
+                for (size_t i = 0; i < x.n_run; i++)
+                        kerfd_task_free(x.run[i]);
+                for (size_t i = 0; i < x.n_pend; i++)
+                        kerfd_task_free(x.pend[i]);
+                free(x.run);
+                free(x.pend);
                 return r;
         }
         /* running tasks first, so their units are taken before pending ones queue */
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < x.len; i++)
-                        if ((x.recs[i].pid > 0 || !strcmp(x.recs[i].state, "starting")) ==
-                            (pass == 0))
-                                recover_one(n, &x.recs[i]);
-        for (size_t i = 0; i < x.len; i++)
-                kerf_store_task_fini(&x.recs[i]);
-        free(x.recs);
+        for (size_t i = 0; i < x.n_run; i++)
+                recover_one(n, x.run[i]);
+        for (size_t i = 0; i < x.n_pend; i++)
+                recover_one(n, x.pend[i]);
+        free(x.run);
+        free(x.pend);
         log_info("recovered: %zu unfinished tasks, next task id %llu, %u tenants", n->n_live,
                  (unsigned long long)n->next_task_id + 1, n->n_tenants);
         kerfd__audit(n, "kerfd", "", "kerfd.start", "node", "ok",

@@ -367,13 +367,16 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
         return 0;
 }
 
+/* Rebuilds a live task from its stored record (recovery). The stored request was validated
+ * and normalised when it was accepted, so the parsed JSON is adopted as it is: no unknown-field
+ * scan, no deep copy and no re-serialisation; `build` still fills the request, argv and env
+ * (and refuses a record that has become invalid, e.g. its tenant is gone). */
 int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret, char *msg,
                           size_t msglen)
 {
         json_t *body = json_loads(rec->request_json ? rec->request_json : "", 0, NULL);
         const char *code = NULL;
-        bool attach;
-        dtask *t = NULL;
+        dtask *t;
         int r;
 
         if (!json_is_object(body)) {
@@ -381,12 +384,20 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
                 json_decref(body);
                 return -KERF_ECORRUPT;
         }
-        attach = json_object_get(body, "pid") != NULL;
-        r = kerfd_task_parse(n, body, attach, true, rec->tenant, &t, &code, msg, msglen);
-        json_decref(body);
-        if (r < 0)
+        t = calloc(1, sizeof(*t));
+        if (!t) {
+                json_decref(body);
+                return -ENOMEM;
+        }
+        kerf_store_task_init(&t->rec);
+        t->req_json = body;
+        r = build(n, t, json_object_get(body, "pid") != NULL, true, rec->tenant, &code, msg,
+                  msglen);
+        if (r < 0) {
+                kerfd_task_free(t);
                 return r;
-        /* The stored record, not the fresh parse, is the truth for every mutable field. */
+        }
+        /* The stored record is the truth for every mutable field. */
         kerf_store_task_fini(&t->rec);
         t->rec = *rec;
         t->rec.request_json = rec->request_json ? strdup(rec->request_json) : NULL;
@@ -395,6 +406,13 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
         t->rec.cwd = rec->cwd ? strdup(rec->cwd) : NULL;
         t->rec.log_stdout = rec->log_stdout ? strdup(rec->log_stdout) : NULL;
         t->rec.log_stderr = rec->log_stderr ? strdup(rec->log_stderr) : NULL;
+        if ((rec->request_json && !t->rec.request_json) || (rec->argv_json && !t->rec.argv_json) ||
+            (rec->env_json && !t->rec.env_json) || (rec->cwd && !t->rec.cwd) ||
+            (rec->log_stdout && !t->rec.log_stdout) || (rec->log_stderr && !t->rec.log_stderr)) {
+                snprintf(msg, msglen, "out of memory");
+                kerfd_task_free(t);
+                return -ENOMEM;
+        }
         *ret = t;
         return 0;
 }

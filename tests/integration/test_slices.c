@@ -21,7 +21,8 @@ static kd K;
 static int setup(void **st)
 {
         (void)st;
-        kd_setup(&K, "limits:\n  min_lease_s: 1\n");
+        kd_limits = "  min_lease_s: 1\n"; /* a second `limits:` block is a duplicate key */
+        kd_setup(&K, NULL);
         return 0;
 }
 

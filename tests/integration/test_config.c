@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_config.c - `kerfd --check-config` refuses each bad config with exit 1 and "FILE:LINE:
+ * what is wrong" naming the key, and accepts the shipped examples/kerfd.yaml */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+
+/* Runs kerfd --check-config -c path; returns its exit status, output (stdout+stderr) in out. */
+static int check(const char *path, char *out, size_t cap)
+{
+        char cmd[1024];
+        size_t n = 0;
+        FILE *p;
+        int st;
+
+        snprintf(cmd, sizeof(cmd), "'%s' --check-config -c '%s' 2>&1", KERFD_BIN, path);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        n = fread(out, 1, cap - 1, p);
+        out[n] = 0;
+        st = pclose(p);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const struct bad {
+        const char *yaml;
+        unsigned line;
+        const char *needle; /* part of the message: the key and what is wrong */
+} bads[] = {
+    {"state_dir: /tmp/x\nbogus: 1\n", 2, "unknown key \"bogus\""},
+    {"state_dir: /tmp/x\nstate_dir: /tmp/y\n", 2,
+     "key \"state_dir\" given twice (first at line 1)"},
+    {"limits:\n  tick_ms: 50\n  tick_ms: 60\n", 3, "key \"tick_ms\" given twice"},
+    {"limits:\n  threads: many\n", 2, "threads: expected an integer 1..256, got \"many\""},
+    {"limits:\n  threads: 0\n", 2, "threads: expected an integer 1..256"},
+    {"limits:\n  tick_ms: 2\n", 2, "tick_ms: expected an integer 5..10000"},
+    {"limits:\n  max_body: 12 apples\n", 2, "max_body: expected a size"},
+    {"limits:\n  max_body: 100\n", 2, "max_body: 1KiB..64MiB"},
+    {"limits:\n  grace_s: -3\n", 2, "grace_s: expected a non-negative integer"},
+    {"limits: [1, 2]\n", 1, "limits: expected a mapping"},
+    {"socket: /tmp/"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaa.sock\n",
+     1, "socket: at most 107 characters"},
+    {"state_dir: \"\"\n", 1, "state_dir: expected a path"},
+    {"tenants:\n  - name: a\n  - name: b\n  - name: a\n", 4, "tenant \"a\" defined twice"},
+    {"tenants:\n  - name: a b\n", 2, "tenant name \"a b\""},
+    {"tenants:\n  - name: a\n    cohort: \"x/y\"\n", 3, "cohort \"x/y\""},
+    {"tenants:\n  - name: a\n    uid: 2147483647\n", 3, "uid: expected an integer 0..2147483646"},
+    {"tenants:\n  - name: a\n    gid: -1\n", 3, "gid: expected a non-negative integer"},
+    {"tenants:\n  - name: a\n    weight: 0\n", 3, "weight: expected an integer 1..1000"},
+    {"tenants:\n  - cohort: lab\n", 2, "tenant: name is required"},
+    {"tenants:\n  - name: a\n    colour: red\n", 3, "tenant: unknown key \"colour\""},
+    {"tenants:\n  - name: a\n    quota:\n      gpus: {nominal: 2000000}\n", 4,
+     "nominal: expected an integer 0..1048576"},
+    {"tenants:\n  - name: a\n    quota:\n      memory: {nominal: 2, nominal: 3}\n", 4,
+     "key \"nominal\" given twice"},
+    {"tenants:\n  - name: a\n    quota:\n      memory: {nominal: 1GiB}\n      mem: {lend: 1}\n", 5,
+     "quota: mem given twice"},
+    {"tenants:\n  - name: a\n    quota:\n      disks: {nominal: 1}\n", 4,
+     "quota: unknown resource \"disks\""},
+    {"policy:\n  routes:\n    inference:\n      high: [mig, gpu]\n", 4, "unknown route \"gpu\""},
+    {"policy:\n  routes:\n    inference:\n      high:\n        - mig\n        - slice\n        - "
+     "mig\n",
+     7, "route \"mig\" given twice"},
+    {"policy:\n  routes:\n    inference:\n      high: []\n", 4, "at least one route"},
+    {"policy:\n  routes:\n    gaming:\n      high: [mig]\n", 3, "unknown workload \"gaming\""},
+    {"policy:\n  placement: random\n", 2, "placement: kerf, bestfit or firstfit"},
+    {"policy:\n  preemption: maybe\n", 2, "preemption: expected true or false"},
+    {"fencing: sometimes\n", 1, "fencing: mode must be auto, off, v1 or v2"},
+    {"fencing:\n  mode: v2\n  dev_dir: dev\n", 3, "dev_dir: expected an absolute path"},
+    {"listen_tcp: 10.0.0.1:80\n", 1, "listen_tcp: only loopback"},
+    {"listen_tcp: 127.0.0.1:0\n", 1, "listen_tcp: port 1..65535"},
+    {"state_dir: [a\n", 2, "did not find expected"},
+};
+
+static void test_bad_configs(void **st)
+{
+        char path[128], out[4096], want[1200];
+        (void)st;
+        for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+                FILE *f;
+                int ex;
+                snprintf(path, sizeof(path), "%s/bad%zu.yaml", dir, i);
+                f = fopen(path, "w");
+                assert_non_null(f);
+                fputs(bads[i].yaml, f);
+                fclose(f);
+                ex = check(path, out, sizeof(out));
+                snprintf(want, sizeof(want), "%s:%u: ", path, bads[i].line);
+                if (ex != 1 || !strstr(out, want) || !strstr(out, bads[i].needle))
+                        fail_msg("config %zu:\n%s\ngot exit %d, output:\n%s\nwant exit 1 with "
+                                 "\"%s\" and \"%s\"",
+                                 i, bads[i].yaml, ex, out, want, bads[i].needle);
+                unlink(path);
+        }
+}
+
+static void test_good_configs(void **st)
+{
+        char path[128], out[4096];
+        int ex;
+        FILE *f;
+        (void)st;
+
+        ex = check(KERF_SOURCE_DIR "/examples/kerfd.yaml", out, sizeof(out));
+        if (ex != 0 || !strstr(out, "ok (2 tenants)"))
+                fail_msg("examples/kerfd.yaml: exit %d: %s", ex, out);
+        /* a relative state_dir is resolved against the working directory */
+        snprintf(path, sizeof(path), "%s/rel.yaml", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("state_dir: state\nsocket: /tmp/kerf-test.sock\n", f);
+        fclose(f);
+        ex = check(path, out, sizeof(out));
+        if (ex != 0)
+                fail_msg("relative state_dir: exit %d: %s", ex, out);
+        unlink(path);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_bad_configs),
+                                           cmocka_unit_test(test_good_configs)};
+        int r;
+        snprintf(dir, sizeof(dir), "/tmp/kerf-cfg-XXXXXX");
+        if (!mkdtemp(dir))
+                return 1;
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        rmdir(dir);
+        return r;
+}
