@@ -68,6 +68,7 @@ static const char general[] =
     "Tasks:   submit run ls show cancel logs explain\n"
     "Fleet:   gpus units queue top\n"
     "Admin:   tenants tenant quota audit version\n"
+    "Plan:    replay (runs locally)\n"
     "Run 'kerf COMMAND --help' for a command's flags.\n"
     "\n"
     "The socket defaults to $KERF_SOCKET, /run/kerf/kerfd.sock (root) or\n"

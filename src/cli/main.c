@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "replay_cli.h"
 
 static const struct {
         const char *name;
@@ -15,7 +16,7 @@ static const struct {
     {"explain", cli_explain, false}, {"gpus", cli_gpus, false},      {"units", cli_units, false},
     {"tenants", cli_tenants, false}, {"tenant", cli_tenants, false}, {"quota", cli_quota, false},
     {"queue", cli_queue, false},     {"audit", cli_audit, false},    {"top", cli_top, false},
-    {"version", cli_version, false},
+    {"version", cli_version, false}, {"replay", NULL, true},
 };
 
 int main(int argc, char **argv)
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
                         continue;
                 int vargc = argc - i;
                 char **vargv = argv + i;
+                if (verbs[v].local) /* runs here, without kerfd */
+                        return kerf_replay_cli(vargc, vargv);
                 if (cli_wants_help(vargc, vargv))
                         return 0;
                 if (o.url && strncmp(o.url, "http://", 7) != 0) {

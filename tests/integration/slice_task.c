@@ -45,6 +45,14 @@ int main(int argc, char **argv)
                 atomic_store(&r->heartbeat_ns, mono_ns());
                 nanosleep(&tick, NULL);
         }
+        {
+                /* when the activity stopped, in wall-clock ms, for the test to compare with */
+                struct timespec now;
+                clock_gettime(CLOCK_REALTIME, &now);
+                printf("idle-from %lld\n",
+                       (long long)now.tv_sec * 1000 + (long long)(now.tv_nsec / 1000000));
+                fflush(stdout);
+        }
         end = mono_ns() + (uint64_t)(idle * 1e9);
         while (mono_ns() < end) {
                 atomic_store(&r->heartbeat_ns, mono_ns());

@@ -448,8 +448,8 @@ static void test_audit(void **st)
 static void test_help(void **st)
 {
         static const char *const verbs[] = {
-            "submit", "run",     "ls",     "show",  "cancel", "logs",  "explain", "gpus",
-            "units",  "tenants", "tenant", "quota", "queue",  "audit", "top",     "version"};
+            "submit",  "run",    "ls",    "show",  "cancel", "logs", "explain", "gpus",  "units",
+            "tenants", "tenant", "quota", "queue", "audit",  "top",  "version", "replay"};
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
                 out o = kerf(verbs[i], "--help");
                 if (o.code != 0 || !strstr(o.out, "usage: kerf") || o.err[0])
@@ -464,6 +464,45 @@ static void test_help(void **st)
         o = kerf("help", "ls");
         assert_ok(&o);
         assert_non_null(strstr(o.out, "kerf ls"));
+        out_fini(&o);
+}
+
+/* `kerf replay` runs locally (no kerfd): a 2-node fleet and 3 pods whose placement is known. */
+static void test_replay(void **st)
+{
+        char nodes[400], pods[400];
+        FILE *f;
+        snprintf(nodes, sizeof(nodes), "%s/nodes.csv", K.dir);
+        snprintf(pods, sizeof(pods), "%s/pods.csv", K.dir);
+        f = fopen(nodes, "we");
+        assert_non_null(f);
+        fputs("sn,cpu_milli,memory_mib,gpu,model\n"
+              "n0,8000,65536,2,T4\n"
+              "n1,8000,65536,2,T4\n",
+              f);
+        fclose(f);
+        f = fopen(pods, "we");
+        assert_non_null(f);
+        fputs("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+              "p0,1000,1024,1,500\n"
+              "p1,1000,1024,2,1000\n"
+              "p2,1000,1024,1,1000\n",
+              f);
+        fclose(f);
+        out o = run_sock("/nonexistent/kerfd.sock", NULL, "replay", "--nodes", nodes, "--pods",
+                         pods, "--policy", "all", "--json", NULL);
+        assert_ok(&o);
+        assert_non_null(o.js);
+        json_decref(o.js);
+        o.js = NULL;
+        out_fini(&o);
+        o = run_sock("/nonexistent/kerfd.sock", NULL, "replay", "--pods", pods, NULL);
+        assert_int_equal(o.code, 2);
+        assert_non_null(strstr(o.err, "--nodes"));
+        out_fini(&o);
+        o = run_sock("/nonexistent/kerfd.sock", NULL, "replay", "--nodes", pods, "--pods", pods,
+                     NULL);
+        assert_int_not_equal(o.code, 0);
         out_fini(&o);
 }
 
@@ -562,6 +601,7 @@ int main(void)
             cmocka_unit_test(test_tenants_quota),
             cmocka_unit_test(test_audit),
             cmocka_unit_test(test_help),
+            cmocka_unit_test(test_replay),
             cmocka_unit_test(test_bad_command_lines),
             cmocka_unit_test(test_unreachable_and_not_found),
         };
