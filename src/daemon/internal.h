@@ -49,15 +49,16 @@ typedef struct dtask {
         kerf_request req;
         char **argv,
             **env; /* NULL-terminated heap arrays (env "NAME=value"); argv NULL: attached */
-        unsigned n_units;
-        dunit units[KERF_MAX_TASK_GPUS];
+        unsigned n_units, cap_units;
+        dunit *units; /* heap, cap_units entries; NULL until the task first gets units (a
+                       * pending task has none): see kerfd__units_reserve */
         uint64_t max_runtime_s, idle_timeout_s;
         uint64_t started_mono, last_active_mono;
         bool in_exec;         /* the executor tracks a process of ours */
         bool stopping;        /* a stop was asked */
         const char *stop_end; /* end_reason to record */
-        char stop_text[KERF_TEXT_LEN];
-        bool stop_requeue; /* preempted: back to pending once the process is gone */
+        char *stop_text;      /* its text (heap), NULL until a stop is asked */
+        bool stop_requeue;    /* preempted: back to pending once the process is gone */
         unsigned xid_errors;
         uint64_t queue_wait_ms;
         kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */
@@ -149,6 +150,8 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
 ktenant *kerfd__tenant_find(kerfd_node *n, const char *name);
 int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *t);
 void kerfd__units_refresh(kerfd_node *n, dtask *t);
+/* Makes room for `count` (<= KERF_MAX_TASK_GPUS) units in t->units; 0 or -ENOMEM. */
+int kerfd__units_reserve(dtask *t, unsigned count);
 
 /* decide.c: the scheduler's decisions carried out */
 void kerfd__do_mig(kerfd_node *n, const kerf_decision *d);

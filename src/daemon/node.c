@@ -171,7 +171,12 @@ void kerfd__units_refresh(kerfd_node *n, dtask *t)
         if (kerf_sched_task_get(n->sched, t->rec.id, &ti) < 0)
                 return;
         t->n_units = 0;
-        for (unsigned i = 0; i < ti.n_units; i++) {
+        if (kerfd__units_reserve(t, ti.n_units) < 0) {
+                log_error("task %llu: out of memory for its %u units",
+                          (unsigned long long)t->rec.id, ti.n_units);
+                ti.n_units = 0;
+        }
+        for (unsigned i = 0; i < ti.n_units && i < t->cap_units; i++) {
                 kerf_unit_info ui;
                 dunit *u = &t->units[t->n_units];
                 if (kerf_sched_unit_get(n->sched, ti.units[i], &ui) < 0)
@@ -304,8 +309,8 @@ int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char
                                 t->stopping = true;
                                 t->stop_requeue = false;
                                 t->stop_end = end_reason;
-                                snprintf(t->stop_text, sizeof(t->stop_text), "%s",
-                                         text ? text : "");
+                                free(t->stop_text);
+                                t->stop_text = strndup(text ? text : "", KERF_TEXT_LEN - 1);
                                 snprintf(obj, sizeof(obj), "task:%llu",
                                          (unsigned long long)t->rec.id);
                                 kerfd__audit(n, actor, t->rec.tenant, "task.stop", obj, "ok",
@@ -343,7 +348,7 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
         }
         if (t->stopping) {
                 const char *st = !strcmp(t->stop_end, "cancel") ? "cancelled" : "failed";
-                kerfd__task_end(n, t, st, t->stop_end, "kerfd", t->stop_text);
+                kerfd__task_end(n, t, st, t->stop_end, "kerfd", t->stop_text ? t->stop_text : "");
                 return;
         }
         if (e->unknown) {

@@ -418,6 +418,8 @@ static void recover_one(kerfd_node *n, dtask *t)
                                  (unsigned long long)t->rec.id, (long long)t->rec.pid);
                         restore_units(n, t, ui, &nu);
                         t->n_units = 0;
+                        if (kerfd__units_reserve(t, nu) < 0)
+                                nu = 0;
                         for (unsigned i = 0; i < nu; i++) {
                                 dunit *d = &t->units[t->n_units++];
                                 memset(d, 0, sizeof(*d));

@@ -26,6 +26,8 @@ dtask *kerfd_task_free(dtask *t)
         kerf_slice_region_unmap(t->region);
         free(t->region_path);
         free(t->attach_cg);
+        free(t->units);
+        free(t->stop_text);
         kerf_fence_free(t->fence); /* the cgroup stays: a restarted kerfd re-opens it */
         if (t->req_json)
                 json_decref(t->req_json);
@@ -33,6 +35,22 @@ dtask *kerfd_task_free(dtask *t)
         free_strv(t->env);
         free(t);
         return NULL;
+}
+
+int kerfd__units_reserve(dtask *t, unsigned count)
+{
+        dunit *u;
+
+        if (count > KERF_MAX_TASK_GPUS)
+                count = KERF_MAX_TASK_GPUS;
+        if (count <= t->cap_units)
+                return 0;
+        u = realloc(t->units, count * sizeof(*u));
+        if (!u)
+                return -ENOMEM;
+        t->units = u;
+        t->cap_units = count;
+        return 0;
 }
 
 #define BAD(code, ...)                                                                             \
@@ -397,18 +415,18 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
                 kerfd_task_free(t);
                 return r;
         }
-        /* The stored record is the truth for every mutable field. */
+        /* The stored record is the truth for every mutable field. Its request, argv and env
+         * JSON texts are not kept: they are fixed at insert, which a recovered task never
+         * repeats (kerf_store_task_update ignores them), and the live task answers from
+         * t->req_json, argv and env. */
         kerf_store_task_fini(&t->rec);
         t->rec = *rec;
-        t->rec.request_json = rec->request_json ? strdup(rec->request_json) : NULL;
-        t->rec.argv_json = rec->argv_json ? strdup(rec->argv_json) : NULL;
-        t->rec.env_json = rec->env_json ? strdup(rec->env_json) : NULL;
+        t->rec.request_json = t->rec.argv_json = t->rec.env_json = NULL;
         t->rec.cwd = rec->cwd ? strdup(rec->cwd) : NULL;
         t->rec.log_stdout = rec->log_stdout ? strdup(rec->log_stdout) : NULL;
         t->rec.log_stderr = rec->log_stderr ? strdup(rec->log_stderr) : NULL;
-        if ((rec->request_json && !t->rec.request_json) || (rec->argv_json && !t->rec.argv_json) ||
-            (rec->env_json && !t->rec.env_json) || (rec->cwd && !t->rec.cwd) ||
-            (rec->log_stdout && !t->rec.log_stdout) || (rec->log_stderr && !t->rec.log_stderr)) {
+        if ((rec->cwd && !t->rec.cwd) || (rec->log_stdout && !t->rec.log_stdout) ||
+            (rec->log_stderr && !t->rec.log_stderr)) {
                 snprintf(msg, msglen, "out of memory");
                 kerfd_task_free(t);
                 return -ENOMEM;

@@ -126,10 +126,18 @@ static void one_round(unsigned kill_after_ms)
         for (size_t i = 0; i < n_acked; i++) {
                 char p[64];
                 long s;
+                json_t *t, *cmd;
                 snprintf(p, sizeof(p), "/v1/tasks/%llu", acked[i]);
-                json_decref(kd_call(&K, "GET", p, NULL, NULL, &s, NULL));
+                t = kd_call(&K, "GET", p, NULL, NULL, &s, NULL);
                 if (s != 200)
                         fail_msg("acknowledged task %llu lost after kill -9 (%ld)", acked[i], s);
+                /* live (recovered) or ended, the task answers with its stored request */
+                cmd = json_object_get(t, "command");
+                if (!json_is_array(cmd) || json_array_size(cmd) < 2 ||
+                    !json_equal(cmd, json_object_get(json_object_get(t, "request"), "command")) ||
+                    !json_is_string(json_object_get(json_object_get(t, "request"), "tenant")))
+                        fail_msg("task %llu: request or command lost after kill -9", acked[i]);
+                json_decref(t);
         }
         check_consistent();
 }
