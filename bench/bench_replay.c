@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_replay.c - placement quality on the openb trace: the FGD arrival experiment on every pod
- * list, kerf vs best-fit vs first-fit in the same run (issue 2, benchmark c) */
+ * list, kerf vs best-fit vs first-fit in the same run (issue 2, benchmark c).
+ * Usage: bench_replay [DIR [SEEDS [LIST|all [cpu-pods]]]]; cpu-pods also samples the pods that
+ * request no GPU (kerf_replay_opts.cpu_pods). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,8 @@ int main(int argc, char **argv)
                "kerf alloc/unalloc/frag", "bestfit alloc/unalloc/frag",
                "firstfit alloc/unalloc/frag", "kerf/bf", "ff/bf");
         for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++) {
+                if (argc > 3 && strcmp(argv[3], "all") != 0 && strcmp(argv[3], lists[l]) != 0)
+                        continue; /* only the pod list named */
                 kerf_replay_pod *pods = NULL;
                 size_t n = 0;
                 snprintf(path, sizeof(path), "%s/openb_pod_list_%s.csv", dir, lists[l]);
@@ -40,6 +44,7 @@ int main(int argc, char **argv)
                         kerf_replay_result r;
                         kerf_replay_opts_init(&o);
                         o.seed = sd;
+                        o.cpu_pods = argc > 4 && strcmp(argv[4], "cpu-pods") == 0;
                         if (kerf_replay_run(fleet, pods, n, &o, &r) < 0) {
                                 fprintf(stderr, "bench_replay: %s: replay failed\n", path);
                                 return 1;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hold.h"
 #include "kerf/errno.h"
 #include "replay.h"
 
@@ -274,6 +275,39 @@ static int arrive(prun *r, const kerf_fleet *f, const kerf_replay_pod *p, uint64
         return 0;
 }
 
+/* A pod without GPUs: onto the node with the least free CPU that holds it (then least free
+ * memory, then fleet order), the same rule for every policy; its CPU and memory are held in the
+ * scheduler so that GPU tasks see what is left. */
+static int arrive_cpu(prun *r, const kerf_fleet *f, const kerf_replay_pod *p)
+{
+        size_t best = SIZE_MAX;
+        uint64_t best_cpu = 0, best_mem = 0;
+        for (size_t n = 0; n < f->n_nodes; n++) {
+                const kerf_node_desc *nd = &f->nodes[n];
+                uint64_t cpu = nd->cpu_milli ? nd->cpu_milli - r->cpu_used[n] : UINT64_MAX;
+                uint64_t mem =
+                    nd->mem_bytes ? nd->mem_bytes / KERF_MIB - r->mem_used[n] : UINT64_MAX;
+                if (cpu < p->cpu_milli || mem < p->mem_mib)
+                        continue;
+                if (best == SIZE_MAX || cpu < best_cpu || (cpu == best_cpu && mem < best_mem)) {
+                        best = n;
+                        best_cpu = cpu;
+                        best_mem = mem;
+                }
+        }
+        if (best == SIZE_MAX) {
+                r->curve->cpu_failed++;
+                return 0;
+        }
+        int rc = kerf__sched_node_hold(r->s, (unsigned)best, p->cpu_milli, p->mem_mib * KERF_MIB);
+        if (rc < 0)
+                return rc;
+        r->cpu_used[best] += p->cpu_milli;
+        r->mem_used[best] += p->mem_mib;
+        r->curve->cpu_placed++;
+        return 0;
+}
+
 /* splitmix64: small, fast, and the same everywhere */
 static uint64_t rng_next(uint64_t *x)
 {
@@ -299,19 +333,21 @@ int kerf_replay_run(const kerf_fleet *fleet, const kerf_replay_pod *pods, size_t
             opts->n_policies > KERF_REPLAY_MAX_POLICIES || opts->step_pct == 0 ||
             opts->stop_pct == 0 || fleet->n_gpus == 0)
                 return -EINVAL;
-        size_t *gpu_pods = malloc(n_pods * sizeof(*gpu_pods) + 1);
+        size_t *pool = malloc(n_pods * sizeof(*pool) + 1);
         tclass *cls = NULL;
-        size_t ncls = 0, ngp = 0;
+        size_t ncls = 0, ngp = 0, npool = 0;
         prun runs[KERF_REPLAY_MAX_POLICIES];
         kerf_replay_result res;
         int rc = 0;
         memset(runs, 0, sizeof(runs));
         memset(&res, 0, sizeof(res));
-        if (!gpu_pods)
+        if (!pool)
                 return -ENOMEM;
         for (size_t i = 0; i < n_pods; i++)
-                if (pods[i].num_gpu)
-                        gpu_pods[ngp++] = i;
+                if (pods[i].num_gpu || opts->cpu_pods)
+                        pool[npool++] = i;
+        for (size_t i = 0; i < npool; i++)
+                ngp += pods[pool[i]].num_gpu != 0;
         if (ngp == 0) {
                 rc = -EINVAL;
                 goto out;
@@ -320,6 +356,7 @@ int kerf_replay_run(const kerf_fleet *fleet, const kerf_replay_pod *pods, size_t
                 goto out;
         res.capacity_milli = (uint64_t)fleet->n_gpus * 1000;
         res.n_gpu_pods = ngp;
+        res.n_cpu_pods = npool - ngp;
         res.n_curves = opts->n_policies;
         for (unsigned i = 0; i < opts->n_policies; i++) {
                 kerf_policy pol;
@@ -350,7 +387,13 @@ int kerf_replay_run(const kerf_fleet *fleet, const kerf_replay_pod *pods, size_t
                 if ((rc = point_add(&runs[i], fleet, cls, ncls, cap, 0, 0)) < 0)
                         goto out;
         while (arrived < stop) {
-                const kerf_replay_pod *p = &pods[gpu_pods[rng_next(&seed) % ngp]];
+                const kerf_replay_pod *p = &pods[pool[rng_next(&seed) % npool]];
+                if (!p->num_gpu) {
+                        for (unsigned i = 0; i < opts->n_policies; i++)
+                                if ((rc = arrive_cpu(&runs[i], fleet, p)) < 0)
+                                        goto out;
+                        continue;
+                }
                 for (unsigned i = 0; i < opts->n_policies; i++)
                         if ((rc = arrive(&runs[i], fleet, p, cap, arrived)) < 0)
                                 goto out;
@@ -376,6 +419,6 @@ out:
         }
         kerf_replay_result_fini(&res);
         free(cls);
-        free(gpu_pods);
+        free(pool);
         return rc;
 }

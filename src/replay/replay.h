@@ -4,6 +4,7 @@
 #ifndef KERF_REPLAY_H
 #define KERF_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,7 @@ typedef struct kerf_replay_opts {
         unsigned stop_pct;   /* arrivals stop at this % of GPU capacity (100) */
         unsigned n_policies; /* 1..KERF_REPLAY_MAX_POLICIES */
         kerf_place_policy policies[KERF_REPLAY_MAX_POLICIES];
+        bool cpu_pods; /* also sample the pods that request no GPU, as FGD does (false) */
 } kerf_replay_opts;
 
 /* Defaults: seed 42, step 5, stop 100, policies kerf, bestfit, firstfit. */
@@ -83,21 +85,28 @@ typedef struct kerf_replay_curve {
         kerf_place_policy policy;
         kerf_replay_point *pts;
         size_t n_pts;
-        double first_fail_arrived_pct; /* arrival when the first task failed (-1: none did) */
-        double first_fail_unalloc_pct; /* unallocated capacity at that moment */
+        double first_fail_arrived_pct;   /* arrival when the first task failed (-1: none did) */
+        double first_fail_unalloc_pct;   /* unallocated capacity at that moment */
+        uint64_t cpu_placed, cpu_failed; /* pods without GPUs placed / with no node left */
 } kerf_replay_curve;
 
 typedef struct kerf_replay_result {
         uint64_t capacity_milli; /* GPUs x 1000 */
-        size_t n_gpu_pods;       /* pods the sample is drawn from */
+        size_t n_gpu_pods;       /* GPU pods the sample is drawn from */
+        size_t n_cpu_pods;       /* pods without GPUs it is drawn from (0 unless cpu_pods) */
         size_t n_curves;
         kerf_replay_curve curves[KERF_REPLAY_MAX_POLICIES];
 } kerf_replay_result;
 
-/* Runs the FGD arrival experiment: GPU pods are drawn uniformly with replacement (fixed seed)
- * and submitted one by one, the same sequence to one scheduler per policy; each arrival is
- * placed at once or fails (and is dropped); nothing leaves. Arrivals stop when the arrived GPU
- * demand reaches stop_pct % of capacity. Node CPU and host memory are honoured. Returns 0 and
+/* Runs the FGD arrival experiment: pods are drawn uniformly with replacement (fixed seed) and
+ * submitted one by one, the same sequence to one scheduler per policy; each arrival is placed
+ * at once or fails (and is dropped); nothing leaves. Arrivals stop when the arrived GPU demand
+ * reaches stop_pct % of capacity. Node CPU and host memory are honoured. Only GPU pods are
+ * drawn unless cpu_pods: then pods without GPUs are drawn too; they are not scheduler tasks
+ * (kerf_request cannot express one): the replay puts each on the node with the least free CPU
+ * that holds it (then least free memory, then fleet order), the same rule for every policy,
+ * and holds that CPU and memory in the scheduler (src/sched/hold.h). Point counts (arrived,
+ * placed, failed) are of GPU pods. Returns 0 and
  * fills *ret (release with kerf_replay_result_fini()), -EINVAL (no GPU pods, bad options) or
  * -ENOMEM. Deterministic for a given seed. */
 int kerf_replay_run(const kerf_fleet *fleet, const kerf_replay_pod *pods, size_t n_pods,

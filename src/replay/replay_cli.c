@@ -17,11 +17,13 @@ static void usage(FILE *o)
         fprintf(o,
                 "usage: kerf replay (--nodes NODES.csv | --fleet FLEET.yaml) --pods PODS.csv\n"
                 "                   [--policy kerf|bestfit|firstfit|all] [--seed N] [--step PCT]\n"
-                "                   [--stop PCT] [--json]\n"
+                "                   [--stop PCT] [--cpu-pods] [--json]\n"
                 "Draws GPU pods from PODS.csv (with replacement, fixed seed) until their GPU\n"
                 "demand reaches --stop %% (100) of the fleet's GPU capacity; nothing leaves.\n"
                 "Prints, every --step %% (5) of capacity arrived, the GPU capacity allocated,\n"
-                "unallocated, failed, and FGD's fragmentation measure, per policy.\n");
+                "unallocated, failed, and FGD's fragmentation measure, per policy.\n"
+                "--cpu-pods also draws the pods that request no GPU (placed by the replay on\n"
+                "the node with the least free CPU that holds them, for every policy).\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned long long max,
@@ -143,15 +145,20 @@ static void print_json(const kerf_replay_result *r, const char *pods_path, unsig
 
 int kerf_replay_cli(int argc, char **argv)
 {
-        static const struct option lo[] = {
-            {"nodes", required_argument, NULL, 'n'}, {"fleet", required_argument, NULL, 'f'},
-            {"pods", required_argument, NULL, 'p'},  {"policy", required_argument, NULL, 'P'},
-            {"seed", required_argument, NULL, 's'},  {"step", required_argument, NULL, 'S'},
-            {"stop", required_argument, NULL, 'T'},  {"json", no_argument, NULL, 'j'},
-            {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+        static const struct option lo[] = {{"nodes", required_argument, NULL, 'n'},
+                                           {"fleet", required_argument, NULL, 'f'},
+                                           {"pods", required_argument, NULL, 'p'},
+                                           {"policy", required_argument, NULL, 'P'},
+                                           {"seed", required_argument, NULL, 's'},
+                                           {"step", required_argument, NULL, 'S'},
+                                           {"stop", required_argument, NULL, 'T'},
+                                           {"json", no_argument, NULL, 'j'},
+                                           {"cpu-pods", no_argument, NULL, 'c'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
         const char *nodes = NULL, *fleet_path = NULL, *pods_path = NULL, *policy = "all";
         unsigned long long seed = 42, step = 5, stop = 100;
-        bool json = false;
+        bool json = false, cpu_pods = false;
         int c;
         optind = 1;
         while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -183,6 +190,9 @@ int kerf_replay_cli(int argc, char **argv)
                 case 'j':
                         json = true;
                         break;
+                case 'c':
+                        cpu_pods = true;
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -208,6 +218,7 @@ int kerf_replay_cli(int argc, char **argv)
         o.seed = seed;
         o.step_pct = (unsigned)step;
         o.stop_pct = (unsigned)stop;
+        o.cpu_pods = cpu_pods;
         if (strcmp(policy, "all") != 0) {
                 int p = kerf_replay_policy_parse(policy);
                 if (p < 0) {

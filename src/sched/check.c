@@ -231,8 +231,10 @@ int kerf_sched_check(const kerf_sched *s, char *err, size_t errlen)
         for (size_t n = 0; n < s->fleet->n_nodes && rc == 0; n++) {
                 const kerf_node_desc *nd = &s->fleet->nodes[n];
                 const snode *sn = &s->nodes[n];
-                if ((nd->cpu_milli && sn->cpu_free + node_use[2 * n] != nd->cpu_milli) ||
-                    (nd->mem_bytes && sn->mem_free + node_use[2 * n + 1] != nd->mem_bytes)) {
+                if ((nd->cpu_milli &&
+                     sn->cpu_free + sn->cpu_held + node_use[2 * n] != nd->cpu_milli) ||
+                    (nd->mem_bytes &&
+                     sn->mem_free + sn->mem_held + node_use[2 * n + 1] != nd->mem_bytes)) {
                         if (err)
                                 snprintf(err, errlen, "node %s CPU/host-memory accounting drift",
                                          nd->name);

@@ -15,7 +15,9 @@
  *   CPU-rich nodes before CPU-poor nodes strand their GPUs;
  * - scarcity: p_m is scaled by (free capacity of the fleet / free capacity of the models m may
  *   use)^2, so that model-restricted classes whose models are contested weigh more, and
- *   flexible tasks stay off the models few restricted classes depend on.
+ *   flexible tasks stay off the models few restricted classes depend on; for a multi-GPU class
+ *   the capacity it may use is the fully free GPUs on nodes that hold at least its GPU count
+ *   (a look-ahead: the last nodes that can still host an 8-GPU task are kept for it).
  *
  * Per node, a cache keeps the free capacity of each GPU and, per class, the free capacity m
  * cannot use ("small") and the number of GPUs m can use ("cnt"), so scoring one candidate is
@@ -237,24 +239,50 @@ static int64_t frag_of(const sclass *c, int64_t small, int cnt, int64_t sum, uin
 void kerf__frag_begin(kerf_sched *s)
 {
         double by_model[64] = {0}, total = 0;
-        for (size_t i = 0; i < s->n_gpus; i++) {
-                unsigned f = kerf__gpu_free_milli(s, &s->gpus[i]);
-                if (!f)
-                        continue;
-                int mi = kerf_gpu_model_index(s->gpus[i].d->model);
-                if (mi >= 0 && mi < 64)
-                        by_model[mi] += f;
-                total += f;
+        /* full[k][mi]: fully free GPUs of model mi on nodes that hold at least k of them */
+        double full[KERF_MAX_TASK_GPUS + 1][64];
+        bool multi = false;
+        for (unsigned m = 0; m < s->n_cls; m++)
+                multi |= s->cls[m].ngpus > 1 && s->cls[m].ngpus <= KERF_MAX_TASK_GPUS;
+        if (multi)
+                memset(full, 0, sizeof(full));
+        for (size_t n = 0; n < s->fleet->n_nodes; n++) {
+                const kerf_node_desc *nd = &s->fleet->nodes[n];
+                int cur = -1;
+                unsigned nfull = 0;
+                for (unsigned i = 0; i <= nd->n_gpus; i++) {
+                        const sgpu *g = i < nd->n_gpus ? &s->gpus[nd->first_gpu + i] : NULL;
+                        int mi = g ? kerf_gpu_model_index(g->d->model) : -2;
+                        if (multi && mi != cur) { /* a run of GPUs of one model ends */
+                                if (cur >= 0 && cur < 64)
+                                        for (unsigned k = 2; k <= nfull && k <= KERF_MAX_TASK_GPUS;
+                                             k++)
+                                                full[k][cur] += nfull;
+                                cur = mi;
+                                nfull = 0;
+                        }
+                        if (!g)
+                                break;
+                        unsigned f = kerf__gpu_free_milli(s, g);
+                        if (!f)
+                                continue;
+                        nfull += f == 1000;
+                        if (mi >= 0 && mi < 64)
+                                by_model[mi] += f;
+                        total += f;
+                }
         }
         for (unsigned m = 0; m < s->n_cls; m++) {
                 sclass *c = &s->cls[m];
                 c->we = c->w;
-                if (!c->mask)
+                /* multi-GPU classes: their supply is the full GPUs on nodes that hold enough */
+                bool whole_multi = c->ngpus > 1 && c->ngpus <= KERF_MAX_TASK_GPUS;
+                if (!c->mask && !whole_multi)
                         continue;
                 double u = 0;
                 for (unsigned mi = 0; mi < 64; mi++)
-                        if ((c->mask >> mi) & 1)
-                                u += by_model[mi];
+                        if (!c->mask || ((c->mask >> mi) & 1))
+                                u += whole_multi ? full[c->ngpus][mi] * 1000 : by_model[mi];
                 /* nothing left for it: every node is all fragment for it, a constant */
                 double r = u > 0 ? total / u : 1;
                 if (r > 64) /* keeps the other terms within double precision */

@@ -62,6 +62,7 @@ typedef struct sgpu {
 
 typedef struct snode {
         uint64_t cpu_free, mem_free; /* UINT64_MAX when not accounted */
+        uint64_t cpu_held, mem_held; /* taken by kerf__sched_node_hold() (hold.h) */
 } snode;
 
 typedef struct squeue {

@@ -138,6 +138,39 @@ static void test_replay_node_cpu(void **state)
         kerf_fleet_free(f);
 }
 
+/* cpu_pods: pods without GPUs are drawn too and hold node CPU; a node whose CPU a CPU-only pod
+ * took has none left for a GPU pod, under every policy. */
+static void test_replay_cpu_pods(void **state)
+{
+        (void)state;
+        kerf_fleet *f = two_t4_nodes(1000);
+        kerf_replay_pod pods[] = {{"gpu", 100, 1, 1, 1000, 0}, {"cpu", 1000, 1, 0, 0, 0}};
+        unsigned held = 0;
+        for (uint64_t seed = 1; seed <= 20; seed++) {
+                kerf_replay_opts o;
+                kerf_replay_result r;
+                kerf_replay_opts_init(&o);
+                o.seed = seed;
+                o.cpu_pods = true;
+                assert_int_equal(kerf_replay_run(f, pods, 2, &o, &r), 0);
+                assert_int_equal(r.n_gpu_pods, 1);
+                assert_int_equal(r.n_cpu_pods, 1);
+                for (size_t c = 0; c < r.n_curves; c++) {
+                        const kerf_replay_curve *k = &r.curves[c];
+                        const kerf_replay_point *e = end(k);
+                        assert_true(k->cpu_placed <= 2);
+                        assert_int_equal(k->cpu_placed, r.curves[0].cpu_placed);
+                        assert_int_equal(k->cpu_failed, r.curves[0].cpu_failed);
+                        assert_true(e->placed <= 2 - k->cpu_placed);
+                        assert_int_equal(e->placed + e->failed, e->arrived);
+                        held += k->cpu_placed > 0;
+                }
+                kerf_replay_result_fini(&r);
+        }
+        assert_true(held > 0);
+        kerf_fleet_free(f);
+}
+
 static void test_replay_args(void **state)
 {
         (void)state;
@@ -160,7 +193,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_mapping),           cmocka_unit_test(test_replay_halves),
             cmocka_unit_test(test_replay_fragmented), cmocka_unit_test(test_replay_node_cpu),
-            cmocka_unit_test(test_replay_args),
+            cmocka_unit_test(test_replay_cpu_pods),   cmocka_unit_test(test_replay_args),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
