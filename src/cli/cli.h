@@ -51,6 +51,9 @@ const char *cli_num(const json_t *obj, const char *key);
 const char *cli_bytes(const json_t *obj, const char *key); /* "16.0GiB" */
 /* Parses an id argument; prints an error and returns false when it is not a positive integer. */
 bool cli_parse_id(const char *s, unsigned long long *ret);
+/* Removes every `flag` (or `alias`, may be NULL) before a "--" from argv, setting *ret_seen when
+ * one was there. Returns the new argc; argv stays NULL-terminated. */
+int cli_take_flag(int argc, char **argv, const char *flag, const char *alias, bool *ret_seen);
 /* --help text for every verb and the exit codes. */
 void cli_usage(FILE *f, const char *verb);
 /* True if argv has -h/--help; prints the verb's help to stdout. */

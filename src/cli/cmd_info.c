@@ -12,14 +12,7 @@
 /* Strips --json (anywhere) and returns the new argc. */
 static int take_json(cli *c, int argc, char **argv)
 {
-        for (int i = 1; i < argc; i++)
-                if (!strcmp(argv[i], "--json")) {
-                        c->json = true;
-                        memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-                        argc--;
-                        i--;
-                }
-        return argc;
+        return cli_take_flag(argc, argv, "--json", NULL, &c->json);
 }
 
 static int no_args(int argc, char **argv)

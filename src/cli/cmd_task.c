@@ -427,14 +427,7 @@ int cli_ls(cli *c, int argc, char **argv)
 /* Verbs that take one task id and an optional --json. */
 static int one_id(cli *c, int argc, char **argv, unsigned long long *id)
 {
-        for (int i = 1; i < argc; i++) {
-                if (!strcmp(argv[i], "--json")) {
-                        c->json = true;
-                        memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-                        argc--;
-                        i--;
-                }
-        }
+        argc = cli_take_flag(argc, argv, "--json", NULL, &c->json);
         if (argc != 2) {
                 cli_err("%s: expects exactly one task id (kerf %s ID)", argv[0], argv[0]);
                 return KERF_EXIT_USAGE;
@@ -442,22 +435,33 @@ static int one_id(cli *c, int argc, char **argv, unsigned long long *id)
         return cli_parse_id(argv[1], id) ? 0 : KERF_EXIT_USAGE;
 }
 
+/* The ID verbs: parses the id, calls METHOD /v1/tasks/ID SUFFIX. With --json the answer is
+ * printed and -1 returned (done); else 0 and the answer through *ret (caller frees), or an exit
+ * code. */
+static int task_call(cli *c, int argc, char **argv, const char *method, const char *suffix,
+                     unsigned long long *id, json_t **ret)
+{
+        char path[96];
+        int ex = one_id(c, argc, argv, id);
+        if (ex)
+                return ex;
+        snprintf(path, sizeof(path), "/v1/tasks/%llu%s", *id, suffix);
+        if ((ex = cli_call(c, method, path, NULL, ret)))
+                return ex;
+        if (!c->json)
+                return 0;
+        cli_print_json(*ret);
+        json_decref(*ret);
+        return -1;
+}
+
 int cli_show(cli *c, int argc, char **argv)
 {
         unsigned long long id;
-        int ex = one_id(c, argc, argv, &id);
-        if (ex)
-                return ex;
-        char path[64];
-        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
         json_t *t = NULL;
-        if ((ex = cli_call(c, "GET", path, NULL, &t)))
-                return ex;
-        if (c->json) {
-                cli_print_json(t);
-                json_decref(t);
-                return 0;
-        }
+        int ex = task_call(c, argc, argv, "GET", "", &id, &t);
+        if (ex)
+                return ex < 0 ? 0 : ex;
         static const char *const keys[] = {
             "id",        "name",        "tenant",        "queue",       "workload", "tier",
             "priority",  "preemptible", "state",         "end_reason",  "route",    "pid",
@@ -486,18 +490,11 @@ int cli_show(cli *c, int argc, char **argv)
 int cli_cancel(cli *c, int argc, char **argv)
 {
         unsigned long long id;
-        int ex = one_id(c, argc, argv, &id);
-        if (ex)
-                return ex;
-        char path[64];
-        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", id);
         json_t *t = NULL;
-        if ((ex = cli_call(c, "POST", path, NULL, &t)))
-                return ex;
-        if (c->json)
-                cli_print_json(t);
-        else
-                print_task_line(t);
+        int ex = task_call(c, argc, argv, "POST", "/cancel", &id, &t);
+        if (ex)
+                return ex < 0 ? 0 : ex;
+        print_task_line(t);
         json_decref(t);
         return 0;
 }
@@ -505,20 +502,8 @@ int cli_cancel(cli *c, int argc, char **argv)
 int cli_logs(cli *c, int argc, char **argv)
 {
         bool err = false, follow = false;
-        for (int i = 1; i < argc; i++) {
-                bool flag = true;
-                if (!strcmp(argv[i], "--stderr"))
-                        err = true;
-                else if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow"))
-                        follow = true;
-                else
-                        flag = false;
-                if (flag) {
-                        memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-                        argc--;
-                        i--;
-                }
-        }
+        argc = cli_take_flag(argc, argv, "--stderr", NULL, &err);
+        argc = cli_take_flag(argc, argv, "--follow", "-f", &follow);
         unsigned long long id;
         int ex = one_id(c, argc, argv, &id);
         if (ex)
@@ -540,19 +525,10 @@ int cli_logs(cli *c, int argc, char **argv)
 int cli_explain(cli *c, int argc, char **argv)
 {
         unsigned long long id;
-        int ex = one_id(c, argc, argv, &id);
-        if (ex)
-                return ex;
-        char path[64];
-        snprintf(path, sizeof(path), "/v1/tasks/%llu/explain", id);
         json_t *e = NULL;
-        if ((ex = cli_call(c, "GET", path, NULL, &e)))
-                return ex;
-        if (c->json) {
-                cli_print_json(e);
-                json_decref(e);
-                return 0;
-        }
+        int ex = task_call(c, argc, argv, "GET", "/explain", &id, &e);
+        if (ex)
+                return ex < 0 ? 0 : ex;
         json_t *r = json_object_get(e, "reason");
         printf("task %llu is %s: [%s] %s\n", id, cli_str(e, "state"), cli_str(r, "code"),
                cli_str(r, "text"));

@@ -237,3 +237,18 @@ bool cli_parse_id(const char *s, unsigned long long *ret)
         *ret = v;
         return true;
 }
+
+int cli_take_flag(int argc, char **argv, const char *flag, const char *alias, bool *ret_seen)
+{
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "--"))
+                        break;
+                if (strcmp(argv[i], flag) != 0 && (!alias || strcmp(argv[i], alias) != 0))
+                        continue;
+                *ret_seen = true;
+                memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+                argc--;
+                i--;
+        }
+        return argc;
+}
