@@ -47,7 +47,7 @@
 #include <stdint.h>
 
 #define KERF_SLICE_MAGIC             0x3143534652454b00ULL /* "\0KERFSC1" little-endian */
-#define KERF_SLICE_ABI_VERSION       1u
+#define KERF_SLICE_ABI_VERSION       2u
 #define KERF_SLICE_MAX_PROCS         128u
 #define KERF_SLICE_PID_RECLAIMING    (-1)
 #define KERF_SLICE_DEFAULT_WINDOW_MS 100u
@@ -56,6 +56,8 @@
 #define KERF_SLICE_F_TSLICE 0x1u /* time-slice share: no compute reservation, cap memory only */
 #define KERF_SLICE_F_MPS    0x2u /* MPS client: compute by CUDA_MPS_ACTIVE_THREAD_PERCENTAGE */
 #define KERF_SLICE_F_FROZEN 0x4u /* kerfd asks the shim to hold all launches (preemption) */
+#define KERF_SLICE_F_YIELD  0x8u /* ABI 2: a high-impact neighbour on the GPU is busy: hold
+                                  * launches (as FROZEN) until kerfd clears it */
 
 /* Written by kerfd. */
 struct kerf_slice_limits {
@@ -107,7 +109,14 @@ struct kerf_slice_region {
         _Atomic uint64_t heartbeat_ns;     /* CLOCK_MONOTONIC ns, at least every second */
         _Atomic uint32_t nprocs;           /* slots in use */
         uint32_t reserved1;
-        uint64_t reserved[20];
+        /* ABI 2: the compute limiter's shared token bucket (docs/SHIM.md). credit_ns is the
+         * device time the task may still start now (negative = debt carried forward); any
+         * process refills it by CAS of credit_stamp_ns at allowed_pct of the wall time since. */
+        _Atomic int64_t credit_ns;
+        _Atomic uint64_t credit_stamp_ns; /* CLOCK_MONOTONIC ns of the last refill */
+        _Atomic uint64_t launches;        /* launches (all kinds) of all processes */
+        _Atomic uint64_t held_launches;   /* launches that waited for credit, FROZEN or YIELD */
+        uint64_t reserved[16];
         struct kerf_slice_proc procs[KERF_SLICE_MAX_PROCS];
 };
 

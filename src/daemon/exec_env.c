@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "kerf/slice_abi.h"
 
 /* ---- environment -------------------------------------------------------------------------- */
 
@@ -108,7 +109,7 @@ int kerf_exec_unit_env(const kerf_exec_unit *u, uint64_t task_id, const char *so
                 if (*u->shim_path)
                         r = strv_addf(&s, "LD_PRELOAD=%s", u->shim_path);
                 if (!r)
-                        r = strv_addf(&s, "KERF_SLICE_ABI=%u", 1u);
+                        r = strv_addf(&s, "KERF_SLICE_ABI=%u", KERF_SLICE_ABI_VERSION);
                 if (!r)
                         r = strv_addf(&s, "KERF_SLICE_REGION=%s", u->region_path);
                 if (!r)

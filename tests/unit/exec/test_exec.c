@@ -245,7 +245,7 @@ static void test_env_slice_contract(void **state)
         assert_int_equal(kerf_exec_unit_env(&u, 8, NULL, &env), 0);
         assert_true(has(env, "CUDA_VISIBLE_DEVICES=GPU-abc"));
         assert_true(has(env, "LD_PRELOAD=/usr/lib/kerf/libkerf-cuda.so"));
-        assert_true(has(env, "KERF_SLICE_ABI=1"));
+        assert_true(has(env, "KERF_SLICE_ABI=2"));
         assert_true(has(env, "KERF_SLICE_REGION=/var/lib/kerf/slices/task-8.slice"));
         assert_true(has(env, "KERF_SLICE_MEMORY_LIMIT=8589934592"));
         assert_true(has(env, "KERF_SLICE_COMPUTE_PCT=25"));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cuda_abi_protos.h - prototypes of the CUDA driver entry points the simulated libcuda exports */
+/* cuda_abi_protos.h - prototypes of the CUDA driver entry points (simulated libcuda, shim) */
 #ifndef KERF_SIM_CUDA_ABI_PROTOS_H
 #define KERF_SIM_CUDA_ABI_PROTOS_H
 
