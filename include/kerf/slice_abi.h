@@ -56,8 +56,9 @@
 #define KERF_SLICE_F_TSLICE 0x1u /* time-slice share: no compute reservation, cap memory only */
 #define KERF_SLICE_F_MPS    0x2u /* MPS client: compute by CUDA_MPS_ACTIVE_THREAD_PERCENTAGE */
 #define KERF_SLICE_F_FROZEN 0x4u /* kerfd asks the shim to hold all launches (preemption) */
-#define KERF_SLICE_F_YIELD  0x8u /* ABI 2: a high-impact neighbour on the GPU is busy: hold
-                                  * launches (as FROZEN) until kerfd clears it */
+#define KERF_SLICE_F_YIELD                                                                         \
+        0x8u /* ABI 2: a high-impact neighbour on the GPU is busy: hold                            \
+              * launches (as FROZEN) until kerfd clears it */
 
 /* Written by kerfd. */
 struct kerf_slice_limits {

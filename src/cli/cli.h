@@ -65,6 +65,8 @@ int cli_run(cli *c, int argc, char **argv);
 int cli_ls(cli *c, int argc, char **argv);
 int cli_show(cli *c, int argc, char **argv);
 int cli_cancel(cli *c, int argc, char **argv);
+int cli_suspend(cli *c, int argc, char **argv);
+int cli_resume(cli *c, int argc, char **argv);
 int cli_logs(cli *c, int argc, char **argv);
 int cli_explain(cli *c, int argc, char **argv);
 

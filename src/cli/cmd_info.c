@@ -498,6 +498,36 @@ int cli_audit(cli *c, int argc, char **argv)
         return 0;
 }
 
+/* The software slices among `tasks`: use against grant (docs/CLI.md "kerf top"). */
+static void print_slices(json_t *tasks)
+{
+        size_t i;
+        json_t *t;
+        bool head = false;
+        json_array_foreach(items_of(tasks), i, t)
+        {
+                const json_t *u = json_object_get(t, "usage");
+                char mem[64], cu[64];
+                if (!json_is_object(u))
+                        continue;
+                if (!head) {
+                        printf("\nslices:\n  %-6s %-10s %-10s %-19s %-17s %-10s %-7s %-7s\n",
+                               "TASK", "ENFORCED", "STATE", "MEMORY used/cap", "COMPUTE used/al",
+                               "THROTTLED", "DENIED", "HELD");
+                        head = true;
+                }
+                snprintf(mem, sizeof(mem), "%s/%s", cli_bytes(u, "memory_used_bytes"),
+                         cli_bytes(u, "memory_limit_bytes"));
+                snprintf(cu, sizeof(cu), "%.0f%%/%s%%",
+                         json_number_value(json_object_get(u, "compute_used_pct")),
+                         cli_num(u, "compute_allowed_pct"));
+                printf("  %-6s %-10s %-10s %-19s %-17s %-10.1f %-7s %-7s\n", cli_num(t, "id"),
+                       cli_str(t, "enforcement"), cli_str(t, "state"), mem, cu,
+                       (double)json_integer_value(json_object_get(u, "throttled_ns")) / 1e9,
+                       cli_num(u, "memory_denied"), cli_num(u, "held_launches"));
+        }
+}
+
 int cli_top(cli *c, int argc, char **argv)
 {
         double interval = 2.0;
@@ -505,6 +535,8 @@ int cli_top(cli *c, int argc, char **argv)
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--once")) {
                         once = true;
+                } else if (!strcmp(argv[i], "--watch")) {
+                        once = false; /* the default: refresh every --interval */
                 } else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
                         char *end;
                         interval = strtod(argv[++i], &end);
@@ -513,7 +545,8 @@ int cli_top(cli *c, int argc, char **argv)
                                 return KERF_EXIT_USAGE;
                         }
                 } else {
-                        cli_err("top: unknown argument '%s' (--interval S, --once)", argv[i]);
+                        cli_err("top: unknown argument '%s' (--interval S, --once, --watch)",
+                                argv[i]);
                         return KERF_EXIT_USAGE;
                 }
         }
@@ -542,10 +575,11 @@ int cli_top(cli *c, int argc, char **argv)
                 printf("\nrunning tasks:\n");
                 size_t i;
                 json_t *task;
-                json_array_foreach(items_of(t), i, task)
-                    printf("  %s %-16s %-10s %-9s %s\n", cli_num(task, "id"), cli_str(task, "name"),
-                           cli_str(task, "tenant"), cli_str(task, "route"),
-                           cli_str(json_object_get(task, "reason"), "text"));
+                json_array_foreach(items_of(t), i, task) printf(
+                    "  %s %-16s %-10s %-9s %-9s %s\n", cli_num(task, "id"), cli_str(task, "name"),
+                    cli_str(task, "tenant"), cli_str(task, "route"), cli_str(task, "state"),
+                    cli_str(json_object_get(task, "reason"), "text"));
+                print_slices(t);
                 fflush(stdout);
                 json_decref(g);
                 json_decref(u);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_task.c - kerf submit, run, ls, show, cancel, logs, explain */
+/* cmd_task.c - kerf submit, run, ls, show, cancel, suspend, resume, logs, explain */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -455,6 +455,33 @@ static int task_call(cli *c, int argc, char **argv, const char *method, const ch
         return -1;
 }
 
+/* A software slice: its enforcement and what it uses against what it was granted. */
+static void print_slice(const json_t *t)
+{
+        const json_t *u = json_object_get(t, "usage");
+        if (!json_object_get(t, "enforcement"))
+                return;
+        printf("%-14s %s%s%s\n", "enforcement", cli_str(t, "enforcement"),
+               !strcmp(cli_str(t, "enforcement"), "unenforced")
+                   ? " (no shim: nothing caps its memory or compute)"
+                   : "",
+               json_is_true(json_object_get(t, "shim_bypass"))
+                   ? "; ANOMALY: a process used the GPU without the shim"
+                   : "");
+        if (!json_is_object(u))
+                return;
+        printf("%-14s %s used, peak %s, cap %s, %s allocation(s) denied\n", "memory",
+               cli_bytes(u, "memory_used_bytes"), cli_bytes(u, "memory_peak_bytes"),
+               cli_bytes(u, "memory_limit_bytes"), cli_num(u, "memory_denied"));
+        printf("%-14s %.1f%% used, %s%% allowed now (granted %s%%, burst to %s%%)\n", "compute",
+               json_number_value(json_object_get(u, "compute_used_pct")),
+               cli_num(u, "compute_allowed_pct"), cli_num(u, "compute_pct"),
+               cli_num(u, "compute_limit_pct"));
+        printf("%-14s %.3f s throttled, %s of %s launches held\n", "throttling",
+               (double)json_integer_value(json_object_get(u, "throttled_ns")) / 1e9,
+               cli_num(u, "held_launches"), cli_num(u, "launches"));
+}
+
 int cli_show(cli *c, int argc, char **argv)
 {
         unsigned long long id;
@@ -480,6 +507,7 @@ int cli_show(cli *c, int argc, char **argv)
                        json_object_get(u, "mig_uuid") ? cli_str(u, "mig_uuid") : "",
                        cli_bytes(u, "memory"), cli_num(u, "compute"));
         }
+        print_slice(t);
         json_t *log = json_object_get(t, "log");
         printf("%-14s %s\n%-14s %s\n", "stdout", cli_str(log, "stdout"), "stderr",
                cli_str(log, "stderr"));
@@ -497,6 +525,28 @@ int cli_cancel(cli *c, int argc, char **argv)
         print_task_line(t);
         json_decref(t);
         return 0;
+}
+
+static int suspend_verb(cli *c, int argc, char **argv, const char *suffix)
+{
+        unsigned long long id;
+        json_t *t = NULL;
+        int ex = task_call(c, argc, argv, "POST", suffix, &id, &t);
+        if (ex)
+                return ex < 0 ? 0 : ex;
+        print_task_line(t);
+        json_decref(t);
+        return 0;
+}
+
+int cli_suspend(cli *c, int argc, char **argv)
+{
+        return suspend_verb(c, argc, argv, "/suspend");
+}
+
+int cli_resume(cli *c, int argc, char **argv)
+{
+        return suspend_verb(c, argc, argv, "/resume");
 }
 
 int cli_logs(cli *c, int argc, char **argv)

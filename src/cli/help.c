@@ -36,6 +36,10 @@ static const struct {
            "Lists tasks (yours, or all for an admin).\n"},
     {"show", "usage: kerf show ID [--json]\nShows one task: state, units, times, logs.\n"},
     {"cancel", "usage: kerf cancel ID [--json]\nCancels a task (SIGTERM, grace, SIGKILL).\n"},
+    {"suspend", "usage: kerf suspend ID [--json]\nHolds every GPU launch of a running software "
+                "slice (its processes stay,\nits memory stays allocated); shown as suspended.\n"},
+    {"resume", "usage: kerf resume ID [--json]\nReleases the GPU launches of a suspended "
+               "slice.\n"},
     {"logs", "usage: kerf logs ID [--stderr] [-f|--follow]\nPrints a task's stdout (or stderr).\n"},
     {"explain",
      "usage: kerf explain ID [--json]\n"
@@ -57,15 +61,16 @@ static const struct {
     {"audit", "usage: kerf audit [--after SEQ] [--json]     list records\n"
               "       kerf audit export [--out FILE]       JSON Lines\n"
               "       kerf audit verify                    check the hash chain (admin)\n"},
-    {"top", "usage: kerf top [--interval S] [--once]\nA refreshing view of GPUs, units and running "
-            "tasks.\n"},
+    {"top", "usage: kerf top [--interval S] [--once | --watch]\nA refreshing view (--watch, "
+            "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
+            "and compute use against its grant.\n"},
     {"version", "usage: kerf version [--json]\nClient and kerfd versions.\n"},
 };
 
 static const char general[] =
     "usage: kerf [--socket PATH | --url http://127.0.0.1:PORT] [--token T] [--json] COMMAND\n"
     "\n"
-    "Tasks:   submit run ls show cancel logs explain\n"
+    "Tasks:   submit run ls show cancel suspend resume logs explain\n"
     "Fleet:   gpus units queue top\n"
     "Admin:   tenants tenant quota audit version\n"
     "Plan:    replay (runs locally)\n"

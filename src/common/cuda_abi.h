@@ -44,6 +44,12 @@ typedef void (*CUhostFn)(void *userData);
 #define CUDA_ARRAY3D_SURFACE_LDST      0x02
 #define CUDA_ARRAY3D_CUBEMAP           0x04
 #define CU_MEMHOSTALLOC_PORTABLE       0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP      0x02
+#define CU_MEMHOSTALLOC_WRITECOMBINED  0x04
+#define CU_MEMHOSTREGISTER_PORTABLE    0x01
+#define CU_MEMHOSTREGISTER_DEVICEMAP   0x02
+#define CU_MEMHOSTREGISTER_IOMEMORY    0x04
+#define CU_MEMHOSTREGISTER_READ_ONLY   0x08
 
 typedef struct CUuuid_st {
         char bytes[16];
@@ -68,7 +74,9 @@ typedef enum cudaError_enum {
         CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
         CUDA_ERROR_NOT_MAPPED = 211,
         CUDA_ERROR_ECC_UNCORRECTABLE = 214,
+        CUDA_ERROR_UNSUPPORTED_LIMIT = 215,
         CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
+        CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
         CUDA_ERROR_INVALID_PTX = 218,
         CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY = 224,
         CUDA_ERROR_INVALID_SOURCE = 300,
@@ -81,8 +89,12 @@ typedef enum cudaError_enum {
         CUDA_ERROR_ILLEGAL_ADDRESS = 700,
         CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
         CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+        CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+        CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
         CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE = 708,
         CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
+        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
         CUDA_ERROR_LAUNCH_FAILED = 719,
         CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
         CUDA_ERROR_NOT_PERMITTED = 800,
@@ -92,6 +104,7 @@ typedef enum cudaError_enum {
         CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
         CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
         CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+        CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
         CUDA_ERROR_UNKNOWN = 999
 } CUresult;
 
@@ -460,6 +473,213 @@ typedef enum CUdriverProcAddressQueryResult_enum {
         CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
         CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
 } CUdriverProcAddressQueryResult;
+
+/* ---- driver API additions: attributes, limits, pointers, 3D copies, linking ---- */
+
+typedef struct CUgreenCtx_st *CUgreenCtx; /* green contexts: not simulated */
+typedef struct CUlinkState_st *CUlinkState;
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
+typedef size_t (*CUoccupancyB2DSize)(int blockSize);
+
+typedef enum CUfunction_attribute_enum {
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+        CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+        CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+        CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+        CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+        CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+        CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET = 10,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13,
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
+        CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15,
+        CU_FUNC_ATTRIBUTE_MAX
+} CUfunction_attribute;
+
+typedef enum CUfunc_cache_enum {
+        CU_FUNC_CACHE_PREFER_NONE = 0x00,
+        CU_FUNC_CACHE_PREFER_SHARED = 0x01,
+        CU_FUNC_CACHE_PREFER_L1 = 0x02,
+        CU_FUNC_CACHE_PREFER_EQUAL = 0x03
+} CUfunc_cache;
+
+typedef enum CUsharedconfig_enum {
+        CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE = 0x00,
+        CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE = 0x01,
+        CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 0x02
+} CUsharedconfig;
+
+typedef enum CUfunctionLoadingState_enum {
+        CU_FUNCTION_LOADING_STATE_UNLOADED = 0,
+        CU_FUNCTION_LOADING_STATE_LOADED = 1,
+        CU_FUNCTION_LOADING_STATE_MAX
+} CUfunctionLoadingState;
+
+typedef enum CUmoduleLoadingMode_enum {
+        CU_MODULE_EAGER_LOADING = 0x1,
+        CU_MODULE_LAZY_LOADING = 0x2
+} CUmoduleLoadingMode;
+
+typedef enum CUjitInputType_enum {
+        CU_JIT_INPUT_CUBIN = 0,
+        CU_JIT_INPUT_PTX = 1,
+        CU_JIT_INPUT_FATBINARY = 2,
+        CU_JIT_INPUT_OBJECT = 3,
+        CU_JIT_INPUT_LIBRARY = 4,
+        CU_JIT_INPUT_NVVM = 5,
+        CU_JIT_NUM_INPUT_TYPES = 6
+} CUjitInputType;
+
+typedef enum CUlimit_enum {
+        CU_LIMIT_STACK_SIZE = 0x00,
+        CU_LIMIT_PRINTF_FIFO_SIZE = 0x01,
+        CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
+        CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH = 0x03,
+        CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT = 0x04,
+        CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 0x05,
+        CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06,
+        CU_LIMIT_SHMEM_SIZE = 0x07,
+        CU_LIMIT_CIG_ENABLED = 0x08,
+        CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 0x09,
+        CU_LIMIT_MAX
+} CUlimit;
+
+typedef enum CUdevice_P2PAttribute_enum {
+        CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 0x01,
+        CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 0x02,
+        CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 0x03,
+        CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED = 0x04,
+        CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 0x04,
+        CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 0x05
+} CUdevice_P2PAttribute;
+
+typedef struct CUdevprop_st {
+        int maxThreadsPerBlock;
+        int maxThreadsDim[3];
+        int maxGridSize[3];
+        int sharedMemPerBlock;
+        int totalConstantMemory;
+        int SIMDWidth;
+        int memPitch;
+        int regsPerBlock;
+        int clockRate;
+        int textureAlign;
+} CUdevprop;
+
+typedef enum CUpointer_attribute_enum {
+        CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+        CU_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+        CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+        CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+        CU_POINTER_ATTRIBUTE_MAPPED = 13,
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE = 18,
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19,
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20,
+        CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21
+} CUpointer_attribute;
+
+typedef enum CUmem_advise_enum {
+        CU_MEM_ADVISE_SET_READ_MOSTLY = 1,
+        CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2,
+        CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
+        CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+        CU_MEM_ADVISE_SET_ACCESSED_BY = 5,
+        CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
+} CUmem_advise;
+
+typedef enum CUmem_range_attribute_enum {
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1,
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
+        CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4,
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 5,
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 6,
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7,
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+} CUmem_range_attribute;
+
+#define CU_DEVICE_CPU     ((CUdevice)-1)
+#define CU_DEVICE_INVALID ((CUdevice)-2)
+
+typedef struct CUDA_MEMCPY3D_st {
+        size_t srcXInBytes;
+        size_t srcY;
+        size_t srcZ;
+        size_t srcLOD;
+        CUmemorytype srcMemoryType;
+        const void *srcHost;
+        CUdeviceptr srcDevice;
+        CUarray srcArray;
+        void *reserved0;
+        size_t srcPitch;
+        size_t srcHeight;
+        size_t dstXInBytes;
+        size_t dstY;
+        size_t dstZ;
+        size_t dstLOD;
+        CUmemorytype dstMemoryType;
+        void *dstHost;
+        CUdeviceptr dstDevice;
+        CUarray dstArray;
+        void *reserved1;
+        size_t dstPitch;
+        size_t dstHeight;
+        size_t WidthInBytes;
+        size_t Height;
+        size_t Depth;
+} CUDA_MEMCPY3D;
+
+typedef struct CUDA_MEMCPY3D_PEER_st {
+        size_t srcXInBytes;
+        size_t srcY;
+        size_t srcZ;
+        size_t srcLOD;
+        CUmemorytype srcMemoryType;
+        const void *srcHost;
+        CUdeviceptr srcDevice;
+        CUarray srcArray;
+        CUcontext srcContext;
+        size_t srcPitch;
+        size_t srcHeight;
+        size_t dstXInBytes;
+        size_t dstY;
+        size_t dstZ;
+        size_t dstLOD;
+        CUmemorytype dstMemoryType;
+        void *dstHost;
+        CUdeviceptr dstDevice;
+        CUarray dstArray;
+        CUcontext dstContext;
+        size_t dstPitch;
+        size_t dstHeight;
+        size_t WidthInBytes;
+        size_t Height;
+        size_t Depth;
+} CUDA_MEMCPY3D_PEER;
+
+typedef struct CUgraphEdgeData_st {
+        unsigned char from_port;
+        unsigned char to_port;
+        unsigned char type;
+        unsigned char reserved[5];
+} CUgraphEdgeData;
 
 #include "cuda_abi_protos.h"
 

@@ -92,6 +92,11 @@ KERF_CUDA_FN(CUresult) cuMemUnmap(CUdeviceptr ptr, size_t size);
 KERF_CUDA_FN(CUresult)
 cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
 KERF_CUDA_FN(CUresult)
+cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr);
+KERF_CUDA_FN(CUresult)
+cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                       CUmemGenericAllocationHandle handle);
+KERF_CUDA_FN(CUresult)
 cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
                               CUmemAllocationGranularity_flags option);
 KERF_CUDA_FN(CUresult)
@@ -240,5 +245,233 @@ KERF_CUDA_FN(CUresult) cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 KERF_CUDA_FN(CUresult) cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 KERF_CUDA_FN(CUresult) cuGraphExecDestroy(CUgraphExec hGraphExec);
 KERF_CUDA_FN(CUresult) cuGraphDestroy(CUgraph hGraph);
+
+/* function and kernel attributes, occupancy, module queries, linking */
+KERF_CUDA_FN(CUresult) cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
+KERF_CUDA_FN(CUresult) cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
+KERF_CUDA_FN(CUresult) cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+KERF_CUDA_FN(CUresult) cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config);
+KERF_CUDA_FN(CUresult) cuFuncGetModule(CUmodule *hmod, CUfunction hfunc);
+KERF_CUDA_FN(CUresult) cuFuncGetName(const char **name, CUfunction hfunc);
+KERF_CUDA_FN(CUresult) cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction function);
+KERF_CUDA_FN(CUresult) cuFuncLoad(CUfunction function);
+KERF_CUDA_FN(CUresult)
+cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev);
+KERF_CUDA_FN(CUresult)
+cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev);
+KERF_CUDA_FN(CUresult) cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
+KERF_CUDA_FN(CUresult) cuKernelGetName(const char **name, CUkernel hfunc);
+KERF_CUDA_FN(CUresult) cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel);
+KERF_CUDA_FN(CUresult) cuModuleGetLoadingMode(CUmoduleLoadingMode *mode);
+KERF_CUDA_FN(CUresult) cuModuleGetFunctionCount(unsigned int *count, CUmodule mod);
+KERF_CUDA_FN(CUresult)
+cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod);
+KERF_CUDA_FN(CUresult) cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib);
+KERF_CUDA_FN(CUresult)
+cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib);
+KERF_CUDA_FN(CUresult)
+cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name);
+KERF_CUDA_FN(CUresult)
+cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name);
+KERF_CUDA_FN(CUresult)
+cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                            size_t dynamicSMemSize);
+KERF_CUDA_FN(CUresult)
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize, unsigned int flags);
+KERF_CUDA_FN(CUresult)
+cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                 CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                 size_t dynamicSMemSize, int blockSizeLimit);
+KERF_CUDA_FN(CUresult)
+cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                          size_t dynamicSMemSize, int blockSizeLimit,
+                                          unsigned int flags);
+KERF_CUDA_FN(CUresult)
+cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks,
+                                        int blockSize);
+KERF_CUDA_FN(CUresult)
+cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config);
+KERF_CUDA_FN(CUresult)
+cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config);
+KERF_CUDA_FN(CUresult)
+cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                CUlinkState *stateOut);
+KERF_CUDA_FN(CUresult)
+cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                 unsigned int numOptions, CUjit_option *options, void **optionValues);
+KERF_CUDA_FN(CUresult)
+cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+                 CUjit_option *options, void **optionValues);
+KERF_CUDA_FN(CUresult)
+cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                      void **jitOptionsValues, unsigned int numJitOptions,
+                      CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                      unsigned int numLibraryOptions);
+KERF_CUDA_FN(CUresult) cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut);
+KERF_CUDA_FN(CUresult) cuLinkDestroy(CUlinkState state);
+
+/* context and device queries */
+KERF_CUDA_FN(CUresult) cuCtxGetLimit(size_t *pvalue, CUlimit limit);
+KERF_CUDA_FN(CUresult) cuCtxSetLimit(CUlimit limit, size_t value);
+KERF_CUDA_FN(CUresult) cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+KERF_CUDA_FN(CUresult) cuCtxGetCacheConfig(CUfunc_cache *pconfig);
+KERF_CUDA_FN(CUresult) cuCtxSetCacheConfig(CUfunc_cache config);
+KERF_CUDA_FN(CUresult) cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
+KERF_CUDA_FN(CUresult) cuCtxSetSharedMemConfig(CUsharedconfig config);
+KERF_CUDA_FN(CUresult) cuCtxGetId(CUcontext ctx, unsigned long long *ctxId);
+KERF_CUDA_FN(CUresult) cuCtxSetFlags(unsigned int flags);
+KERF_CUDA_FN(CUresult) cuCtxResetPersistingL2Cache(void);
+KERF_CUDA_FN(CUresult)
+cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type);
+KERF_CUDA_FN(CUresult) cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+KERF_CUDA_FN(CUresult) cuCtxDisablePeerAccess(CUcontext peerContext);
+KERF_CUDA_FN(CUresult)
+cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev);
+KERF_CUDA_FN(CUresult)
+cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                        CUdevice dstDevice);
+KERF_CUDA_FN(CUresult) cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask, CUdevice dev);
+KERF_CUDA_FN(CUresult) cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId);
+KERF_CUDA_FN(CUresult) cuDeviceComputeCapability(int *major, int *minor, CUdevice dev);
+KERF_CUDA_FN(CUresult) cuDeviceGetProperties(CUdevprop *prop, CUdevice dev);
+KERF_CUDA_FN(CUresult) cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+KERF_CUDA_FN(CUresult) cuProfilerStart(void);
+KERF_CUDA_FN(CUresult) cuProfilerStop(void);
+KERF_CUDA_FN(CUresult) cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId);
+
+/* stream queries, callbacks and capture info */
+KERF_CUDA_FN(CUresult) cuStreamGetPriority(CUstream hStream, int *priority);
+KERF_CUDA_FN(CUresult) cuStreamGetPriority_ptsz(CUstream hStream, int *priority);
+KERF_CUDA_FN(CUresult) cuStreamGetId(CUstream hStream, unsigned long long *streamId);
+KERF_CUDA_FN(CUresult) cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId);
+KERF_CUDA_FN(CUresult) cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags);
+KERF_CUDA_FN(CUresult) cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx);
+KERF_CUDA_FN(CUresult) cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx);
+KERF_CUDA_FN(CUresult)
+cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx);
+KERF_CUDA_FN(CUresult) cuStreamGetDevice(CUstream hStream, CUdevice *device);
+KERF_CUDA_FN(CUresult) cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device);
+KERF_CUDA_FN(CUresult)
+cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
+                    unsigned int flags);
+KERF_CUDA_FN(CUresult)
+cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData,
+                         unsigned int flags);
+KERF_CUDA_FN(CUresult)
+cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
+KERF_CUDA_FN(CUresult)
+cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
+KERF_CUDA_FN(CUresult)
+cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+KERF_CUDA_FN(CUresult)
+cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                          cuuint64_t *id_out, CUgraph *graph_out,
+                          const CUgraphNode **dependencies_out,
+                          const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
+KERF_CUDA_FN(CUresult)
+cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                               cuuint64_t *id_out, CUgraph *graph_out,
+                               const CUgraphNode **dependencies_out,
+                               const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
+KERF_CUDA_FN(CUresult) cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode);
+KERF_CUDA_FN(CUresult) cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream);
+KERF_CUDA_FN(CUresult) cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+
+/* pointers, host memory, managed-memory hints */
+KERF_CUDA_FN(CUresult)
+cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+KERF_CUDA_FN(CUresult)
+cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+                       CUdeviceptr ptr);
+KERF_CUDA_FN(CUresult)
+cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr);
+KERF_CUDA_FN(CUresult) cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+KERF_CUDA_FN(CUresult)
+cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
+KERF_CUDA_FN(CUresult) cuMemHostGetFlags(unsigned int *pFlags, void *p);
+KERF_CUDA_FN(CUresult) cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+KERF_CUDA_FN(CUresult) cuMemHostUnregister(void *p);
+KERF_CUDA_FN(CUresult)
+cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location);
+KERF_CUDA_FN(CUresult)
+cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                      CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                           unsigned int flags, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute,
+                       CUdeviceptr devPtr, size_t count);
+KERF_CUDA_FN(CUresult)
+cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes,
+                        size_t numAttributes, CUdeviceptr devPtr, size_t count);
+
+/* 16-bit and 2D sets, 3D, peer and unaligned copies */
+KERF_CUDA_FN(CUresult) cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N);
+KERF_CUDA_FN(CUresult) cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N);
+KERF_CUDA_FN(CUresult)
+cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                size_t Height);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                     size_t Height);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                 size_t Height);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                      size_t Height);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                 size_t Height);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                      size_t Height);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                  size_t Height, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                       size_t Height, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                   size_t Height, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                        size_t Height, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                   size_t Height, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                        size_t Height, CUstream hStream);
+KERF_CUDA_FN(CUresult) cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy);
+KERF_CUDA_FN(CUresult) cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy);
+KERF_CUDA_FN(CUresult) cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+KERF_CUDA_FN(CUresult) cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+KERF_CUDA_FN(CUresult) cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy);
+KERF_CUDA_FN(CUresult) cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy);
+KERF_CUDA_FN(CUresult) cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream);
+KERF_CUDA_FN(CUresult) cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream);
+KERF_CUDA_FN(CUresult) cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy);
+KERF_CUDA_FN(CUresult) cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy);
+KERF_CUDA_FN(CUresult)
+cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+             CUcontext srcContext, size_t ByteCount);
+KERF_CUDA_FN(CUresult)
+cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                  CUcontext srcContext, size_t ByteCount);
+KERF_CUDA_FN(CUresult)
+cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                  CUcontext srcContext, size_t ByteCount, CUstream hStream);
+KERF_CUDA_FN(CUresult)
+cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                       CUcontext srcContext, size_t ByteCount, CUstream hStream);
 
 #endif /* KERF_SIM_CUDA_ABI_PROTOS_H */

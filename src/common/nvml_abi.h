@@ -6,11 +6,16 @@
 /*
  * kerf's own description of the NVML ABI: enough for the simulated libnvidia-ml.so.1
  * (src/sim/nvml) to implement it and for kerf's NVML backend to dlopen() the real library.
- * Only what kerf uses is declared. Layouts are checked below for x86_64 LP64.
+ * Only what kerf or the simulator uses is declared. Layouts are checked below for x86_64 LP64,
+ * and against NVIDIA's nvml.h by tests/unit/sim/test_nvml_abi.c when one is installed.
  *
  * Versioned entry points: consumers should dlsym() the versioned names listed here
  * (nvmlInit_v2, nvmlDeviceGetCount_v2, ..._ComputeRunningProcesses_v3, nvmlEventSetWait_v2)
  * and fall back to the older names when absent. No unversioned aliases are #defined here.
+ *
+ * With KERF_NVML_ABI_PROTOS_ONLY defined, only the prototypes are declared: the ABI test
+ * (tests/unit/sim/nvml_abi_real.c) includes NVIDIA's nvml.h first and then re-declares every
+ * prototype of ours, so any signature that differs from NVIDIA's fails the build.
  */
 
 #include <stddef.h>
@@ -18,6 +23,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#ifndef KERF_NVML_ABI_PROTOS_ONLY
 
 /* ---- return codes -------------------------------------------------------------------- */
 typedef enum nvmlReturn_enum {
@@ -69,6 +76,15 @@ typedef struct nvmlEventSet_st *nvmlEventSet_t;
 #define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE     32
 #define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE  16
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE   80
+#define NVML_DEVICE_SERIAL_BUFFER_SIZE         30
+#define NVML_DEVICE_PART_NUMBER_BUFFER_SIZE    80
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE  32
+#define NVML_NVLINK_MAX_LINKS                  36 /* NVML 13; 18 in NVML 12 */
+
+/* nvmlInitWithFlags */
+#define NVML_INIT_FLAG_NO_GPUS   (1 << 0)
+#define NVML_INIT_FLAG_NO_ATTACH (1 << 1)
 
 /* Struct version tag: size of the versioned struct | version << 24. */
 #define NVML_STRUCT_VERSION(type, ver)                                                             \
@@ -144,6 +160,131 @@ typedef enum nvmlTemperatureSensors_enum {
         NVML_TEMPERATURE_COUNT
 } nvmlTemperatureSensors_t;
 
+/* ---- device state enums --------------------------------------------------------------- */
+typedef enum nvmlEnableState_enum {
+        NVML_FEATURE_DISABLED = 0,
+        NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
+
+typedef enum nvmlBrandType_enum {
+        NVML_BRAND_UNKNOWN = 0,
+        NVML_BRAND_QUADRO = 1,
+        NVML_BRAND_TESLA = 2,
+        NVML_BRAND_NVS = 3,
+        NVML_BRAND_GRID = 4,
+        NVML_BRAND_GEFORCE = 5,
+        NVML_BRAND_TITAN = 6,
+        NVML_BRAND_NVIDIA_VAPPS = 7,
+        NVML_BRAND_NVIDIA_VPC = 8,
+        NVML_BRAND_NVIDIA_VCS = 9,
+        NVML_BRAND_NVIDIA_VWS = 10,
+        NVML_BRAND_NVIDIA_CLOUD_GAMING = 11,
+        NVML_BRAND_QUADRO_RTX = 12,
+        NVML_BRAND_NVIDIA_RTX = 13,
+        NVML_BRAND_NVIDIA = 14,
+        NVML_BRAND_GEFORCE_RTX = 15,
+        NVML_BRAND_TITAN_RTX = 16,
+        NVML_BRAND_COUNT = 18
+} nvmlBrandType_t;
+
+typedef unsigned int nvmlDeviceArchitecture_t;
+#define NVML_DEVICE_ARCH_KEPLER    2
+#define NVML_DEVICE_ARCH_MAXWELL   3
+#define NVML_DEVICE_ARCH_PASCAL    4
+#define NVML_DEVICE_ARCH_VOLTA     5
+#define NVML_DEVICE_ARCH_TURING    6
+#define NVML_DEVICE_ARCH_AMPERE    7
+#define NVML_DEVICE_ARCH_ADA       8
+#define NVML_DEVICE_ARCH_HOPPER    9
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+#define NVML_DEVICE_ARCH_UNKNOWN   0xffffffff
+
+typedef enum nvmlClockType_enum {
+        NVML_CLOCK_GRAPHICS = 0,
+        NVML_CLOCK_SM = 1,
+        NVML_CLOCK_MEM = 2,
+        NVML_CLOCK_VIDEO = 3,
+        NVML_CLOCK_COUNT
+} nvmlClockType_t;
+
+typedef enum nvmlClockId_enum {
+        NVML_CLOCK_ID_CURRENT = 0,
+        NVML_CLOCK_ID_APP_CLOCK_TARGET = 1,
+        NVML_CLOCK_ID_APP_CLOCK_DEFAULT = 2,
+        NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3,
+        NVML_CLOCK_ID_COUNT
+} nvmlClockId_t;
+
+/* Clock event ("throttle") reasons, a bit mask. */
+#define nvmlClocksEventReasonGpuIdle                   0x0000000000000001LL
+#define nvmlClocksEventReasonApplicationsClocksSetting 0x0000000000000002LL
+#define nvmlClocksEventReasonSwPowerCap                0x0000000000000004LL
+#define nvmlClocksThrottleReasonHwSlowdown             0x0000000000000008LL
+#define nvmlClocksEventReasonSyncBoost                 0x0000000000000010LL
+#define nvmlClocksEventReasonSwThermalSlowdown         0x0000000000000020LL
+#define nvmlClocksThrottleReasonHwThermalSlowdown      0x0000000000000040LL
+#define nvmlClocksThrottleReasonHwPowerBrakeSlowdown   0x0000000000000080LL
+#define nvmlClocksEventReasonDisplayClockSetting       0x0000000000000100LL
+#define nvmlClocksEventReasonNone                      0x0000000000000000LL
+
+typedef enum nvmlPStates_enum {
+        NVML_PSTATE_0 = 0,
+        NVML_PSTATE_1 = 1,
+        NVML_PSTATE_2 = 2,
+        NVML_PSTATE_3 = 3,
+        NVML_PSTATE_4 = 4,
+        NVML_PSTATE_5 = 5,
+        NVML_PSTATE_6 = 6,
+        NVML_PSTATE_7 = 7,
+        NVML_PSTATE_8 = 8,
+        NVML_PSTATE_9 = 9,
+        NVML_PSTATE_10 = 10,
+        NVML_PSTATE_11 = 11,
+        NVML_PSTATE_12 = 12,
+        NVML_PSTATE_13 = 13,
+        NVML_PSTATE_14 = 14,
+        NVML_PSTATE_15 = 15,
+        NVML_PSTATE_UNKNOWN = 32
+} nvmlPstates_t;
+
+typedef enum nvmlComputeMode_enum {
+        NVML_COMPUTEMODE_DEFAULT = 0,
+        NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+        NVML_COMPUTEMODE_PROHIBITED = 2,
+        NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+        NVML_COMPUTEMODE_COUNT
+} nvmlComputeMode_t;
+
+typedef enum nvmlGpuP2PStatus_enum {
+        NVML_P2P_STATUS_OK = 0,
+        NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED = 1,
+        NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED,
+        NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+        NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+        NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+        NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+        NVML_P2P_STATUS_UNKNOWN = 6
+} nvmlGpuP2PStatus_t;
+
+typedef enum nvmlGpuP2PCapsIndex_enum {
+        NVML_P2P_CAPS_INDEX_READ = 0,
+        NVML_P2P_CAPS_INDEX_WRITE = 1,
+        NVML_P2P_CAPS_INDEX_NVLINK = 2,
+        NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+        NVML_P2P_CAPS_INDEX_PCI = 4,
+        NVML_P2P_CAPS_INDEX_PROP = NVML_P2P_CAPS_INDEX_PCI,
+        NVML_P2P_CAPS_INDEX_UNKNOWN = 5
+} nvmlGpuP2PCapsIndex_t;
+
+typedef enum nvmlGpuLevel_enum {
+        NVML_TOPOLOGY_INTERNAL = 0,
+        NVML_TOPOLOGY_SINGLE = 10,
+        NVML_TOPOLOGY_MULTIPLE = 20,
+        NVML_TOPOLOGY_HOSTBRIDGE = 30,
+        NVML_TOPOLOGY_NODE = 40,
+        NVML_TOPOLOGY_SYSTEM = 50
+} nvmlGpuTopologyLevel_t;
+
 /* ---- structs (byte offsets / sizes for x86_64 in comments, asserted below) --------------- */
 typedef struct nvmlMemory_st {
         unsigned long long total; /* 0 */
@@ -160,6 +301,25 @@ typedef struct nvmlMemory_v2_st {
         unsigned long long used;                     /* 32 */
 } nvmlMemory_v2_t;                                   /* 40 */
 #define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2) /* 0x02000028 */
+
+typedef struct nvmlBAR1Memory_st {
+        unsigned long long bar1Total; /* 0, bytes */
+        unsigned long long bar1Free;  /* 8 */
+        unsigned long long bar1Used;  /* 16 */
+} nvmlBAR1Memory_t;                   /* 24 */
+
+/* nvmlDeviceGetAttributes_v2: MIG device handles only. */
+typedef struct nvmlDeviceAttributes_st {
+        unsigned int multiprocessorCount;       /* 0 */
+        unsigned int sharedCopyEngineCount;     /* 4 */
+        unsigned int sharedDecoderCount;        /* 8 */
+        unsigned int sharedEncoderCount;        /* 12 */
+        unsigned int sharedJpegCount;           /* 16 */
+        unsigned int sharedOfaCount;            /* 20 */
+        unsigned int gpuInstanceSliceCount;     /* 24 */
+        unsigned int computeInstanceSliceCount; /* 28 */
+        unsigned long long memorySizeMB;        /* 32 */
+} nvmlDeviceAttributes_t;                       /* 40 */
 
 typedef struct nvmlUtilization_st {
         unsigned int gpu;    /* percent */
@@ -301,9 +461,8 @@ typedef struct nvmlComputeInstanceInfo_st {
         nvmlComputeInstancePlacement_t placement; /* 24 */
 } nvmlComputeInstanceInfo_t;                      /* 32 */
 
-/* nvmlDeviceGetPciInfo_v3. Written from kerf's knowledge of NVML's nvmlPciInfo_t and checked
- * against an independent public declaration of the same struct; not yet against NVIDIA's own
- * nvml.h (not on the build machine): see docs/BACKEND.md. */
+/* nvmlDeviceGetPciInfo_v3. Checked, like every layout here, against NVIDIA's nvml.h (NVML
+ * 13.3.29) by sim_test_nvml_abi. */
 typedef struct nvmlPciInfo_st {
         char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]; /* 0, "0000:BB:DD.F" */
         unsigned int domain;                                     /* 16 */
@@ -376,8 +535,14 @@ KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32);
 KERF_NVML_CHECK(offsetof(nvmlPciInfo_t, busId) == 36);
 KERF_NVML_CHECK(sizeof(nvmlTemperature_t) == 12);
 KERF_NVML_CHECK(nvmlTemperature_v1 == 0x0100000CU);
+KERF_NVML_CHECK(sizeof(nvmlBAR1Memory_t) == 24);
+KERF_NVML_CHECK(sizeof(nvmlDeviceAttributes_t) == 40);
+KERF_NVML_CHECK(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32);
+KERF_NVML_CHECK(sizeof(nvmlPstates_t) == 4 && sizeof(nvmlEnableState_t) == 4);
 #undef KERF_NVML_CHECK
 #endif
+
+#endif /* KERF_NVML_ABI_PROTOS_ONLY */
 
 /* ---- prototypes (GPU-REFERENCE §2.2, plus the fallback names of §2.1) ------------------- */
 nvmlReturn_t nvmlInit_v2(void);
@@ -413,6 +578,98 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
                                       unsigned int *temp);
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature);
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power); /* mW */
+
+/* Further queries tools make (nvidia-smi-like tools, pynvml, PyTorch, vLLM, DCGM-lite); the
+ * simulated answers are described in docs/SIMULATOR.md, "NVML coverage". */
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length);
+nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index);
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
+nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t *arch);
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type);
+nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char *serial, unsigned int length);
+nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char *partNumber,
+                                          unsigned int length);
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char *version, unsigned int length);
+nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int *numCores);
+nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node);
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
+nvmlReturn_t nvmlDeviceGetAttributes(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock);
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                       unsigned int *clock);
+nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType,
+                                nvmlClockId_t clockId, unsigned int *clockMHz);
+nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t clockType,
+                                                unsigned int *clockMHz);
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType,
+                                            unsigned int *clockMHz); /* deprecated in 13.0 */
+nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType,
+                                                   unsigned int *clockMHz); /* deprecated */
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                    unsigned long long *clocksEventReasons);
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                       unsigned long long *clocksThrottleReasons);
+nvmlReturn_t
+nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device,
+                                         unsigned long long *supportedClocksEventReasons);
+nvmlReturn_t
+nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device,
+                                            unsigned long long *supportedClocksThrottleReasons);
+nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t *pState);
+nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t *pState); /* deprecated */
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit);
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int *limit);
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                      unsigned int *defaultLimit);
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
+                                                          unsigned int *minLimit,
+                                                          unsigned int *maxLimit);
+nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableState_t *mode);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy);
+nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *speed);
+nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int *speed);
+nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int *numFans);
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode);
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode);
+nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t *display);
+nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t *isActive);
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t *current,
+                                  nvmlEnableState_t *pending);
+nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory);
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen);
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth);
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen);
+nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device,
+                                                   unsigned int *maxLinkGenDevice);
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth);
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int *utilization,
+                                             unsigned int *samplingPeriodUs);
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *utilization,
+                                             unsigned int *samplingPeriodUs);
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                      nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                      nvmlProcessInfo_v2_t *infos);
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                   nvmlProcessInfo_v1_t *infos);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                        unsigned int *infoCount,
+                                                        nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                        unsigned int *infoCount,
+                                                        nvmlProcessInfo_v2_t *infos);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_v1_t *infos);
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+                                    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t *p2pStatus);
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                 nvmlGpuTopologyLevel_t *pathInfo);
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                      nvmlEnableState_t *isActive);
 
 /* MIG */
 nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode,

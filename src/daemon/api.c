@@ -179,6 +179,11 @@ static void task_submit(kreq *r, bool attach)
                 kerfd_task_free(t);
                 return;
         }
+        if (kerfd__slice_submit_check(n, &t->req, msg, sizeof(msg)) < 0) {
+                kerfd_task_free(t);
+                kreq_error(r, 422, "not_enforced", "%s", msg);
+                return;
+        }
         if (n->n_live >= n->cfg.max_tasks) {
                 kerfd_task_free(t);
                 kreq_error(r, 429, "rate_limited",
@@ -281,6 +286,46 @@ static void task_cancel(kreq *r, uint64_t id)
         else
                 task_get(r, id);
         kerfd__kick(n);
+}
+
+/* POST /v1/tasks/ID/suspend and /resume: tenant-scoped like cancel; no body. */
+static void task_suspend(kreq *r, uint64_t id, bool on)
+{
+        kerf_store_task rec;
+        dtask *t;
+        char msg[512];
+        int k, rc;
+
+        if (r->len) {
+                json_t *b = api_body(r);
+                const char *key;
+                json_t *v;
+                if (!b)
+                        return;
+                json_object_foreach(b, key, v)
+                {
+                        kreq_error(r, 400, "unknown_field", "%s: unknown field (%s has none)", key,
+                                   on ? "suspend" : "resume");
+                        json_decref(b);
+                        return;
+                }
+                json_decref(b);
+        }
+        k = visible_task(r, id, &rec, &t);
+        if (k < 0)
+                return;
+        if (!t) {
+                kreq_error(r, 409, "conflict", "task %llu has already ended",
+                           (unsigned long long)id);
+                kerf_store_task_fini(&rec);
+                return;
+        }
+        rc = kerfd__task_suspend(r->node, t, on, r->actor, msg, sizeof(msg));
+        if (rc < 0) {
+                kreq_error(r, 409, rc == -EALREADY ? "conflict" : "invalid_state", "%s", msg);
+                return;
+        }
+        kreq_json(r, 200, kerfd_task_json(r->node, &t->rec, t));
 }
 
 static void task_list(kreq *r)
@@ -524,6 +569,10 @@ void kerfd_api_dispatch(kreq *r)
                         if (!post)
                                 goto method;
                         task_cancel(r, id);
+                } else if (!strcmp(rest, "/suspend") || !strcmp(rest, "/resume")) {
+                        if (!post)
+                                goto method;
+                        task_suspend(r, id, !strcmp(rest, "/suspend"));
                 } else if (!strcmp(rest, "/logs")) {
                         if (!get)
                                 goto method;

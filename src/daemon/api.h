@@ -3,6 +3,8 @@
 #ifndef KERFD_API_H
 #define KERFD_API_H
 
+#include <stdio.h>
+
 #include "http.h"
 
 /* The request body as a JSON object, or NULL with a 400 answer queued. Caller decrefs. */
@@ -24,5 +26,7 @@ void kerfd_api_gpus(kreq *r);
 void kerfd_api_queues(kreq *r);
 /* metrics.c */
 void kerfd_api_metrics(kreq *r);
+/* metrics_slice.c: the software-slice series (usage vs grant, per task, tenant and GPU) */
+void kerfd__metrics_slices(FILE *f, kreq *r);
 
 #endif /* KERFD_API_H */

@@ -390,8 +390,21 @@ static int parse_routes(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
         return 0;
 }
 
-static int parse_policy(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
+/* A key whose value is one of two words: *ret = (value == yes). */
+static int get_choice(cfgctx *x, yaml_node_t *n, const char *key, const char *no, const char *yes,
+                      bool *ret)
 {
+        const char *s = scalar(x, n);
+        if (s && (!strcmp(s, no) || !strcmp(s, yes))) {
+                *ret = !strcmp(s, yes);
+                return 0;
+        }
+        return fail(x, n, "%s: %s or %s, got \"%s\"", key, no, yes, s ? s : "(not a scalar)");
+}
+
+static int parse_policy(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        kerf_policy *pol = &c->policy;
         int r = want_map(x, m, "policy");
         if (r < 0)
                 return r;
@@ -422,10 +435,17 @@ static int parse_policy(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
                                 pol->place = KERF_PLACE_FIRSTFIT;
                         else
                                 r = fail(x, v, "placement: kerf, bestfit or firstfit");
-                } else
+                } else if (!strcmp(ks, "unenforced_slices"))
+                        r = get_choice(x, v, ks, "refuse", "allow", &c->unenforced_slices);
+                else if (!strcmp(ks, "preempt_slices_by"))
+                        r = get_choice(x, v, ks, "kill", "suspend", &c->preempt_suspend);
+                else if (!strcmp(ks, "shim_bypass"))
+                        r = get_choice(x, v, ks, "record", "stop", &c->bypass_stop);
+                else
                         r = fail(x, k,
                                  "policy: unknown key \"%s\" (routes, preemption, "
-                                 "mig_reconfigure, dev_default_memory, placement)",
+                                 "mig_reconfigure, dev_default_memory, placement, "
+                                 "unenforced_slices, preempt_slices_by, shim_bypass)",
                                  ks);
                 if (r < 0)
                         return r;
@@ -611,7 +631,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 else if (!strcmp(ks, "limits"))
                         r = parse_limits(x, v, c);
                 else if (!strcmp(ks, "policy"))
-                        r = parse_policy(x, v, &c->policy);
+                        r = parse_policy(x, v, c);
                 else if (!strcmp(ks, "fencing"))
                         r = parse_fencing(x, v, c);
                 else if (!strcmp(ks, "tenants")) {

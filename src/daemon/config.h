@@ -46,6 +46,10 @@ typedef struct kerfd_config {
         char fence_dev_dir[PATH_MAX];
         char fence_mig_minors[PATH_MAX];
         kerf_policy policy;
+        /* software-slice enforcement (docs/DAEMON.md "policy"): */
+        bool unenforced_slices; /* policy.unenforced_slices: allow (true) | refuse (default) */
+        bool preempt_suspend;   /* policy.preempt_slices_by: suspend (true) | kill (default) */
+        bool bypass_stop;       /* policy.shim_bypass: stop (true) | record (default) */
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];
 } kerfd_config;

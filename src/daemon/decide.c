@@ -156,6 +156,8 @@ void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d)
                 return;
         n->preemptions_total++;
         t->rec.preemptions++;
+        if (kerfd__preempt_by_suspend(n, t, d))
+                return;
         kerfd__task_requeue(n, t, &d->reason, "task.preempt");
 }
 
@@ -180,7 +182,7 @@ static bool exec_unit(kerfd_node *n, const dtask *t, kerf_exec_unit *u, char *vi
         u->visible_devices = vis;
         u->unit_id = t->units[0].id;
         if (u->kind == KERF_UNIT_SLICE || u->kind == KERF_UNIT_TSLICE || u->kind == KERF_UNIT_MPS) {
-                u->shim_path = n->shim_path;
+                u->shim_path = t->unenforced && u->kind != KERF_UNIT_MPS ? "" : n->shim_path;
                 u->region_path = t->region_path;
                 u->memory_limit = t->units[0].mem;
                 u->compute_pct = t->units[0].compute;
@@ -226,6 +228,20 @@ json_t *kerfd__attach_env(kerfd_node *n, const dtask *t)
         return j;
 }
 
+/* An unenforced slice says so in its own log (kerf logs), not only in kerfd's. */
+static void note_unenforced(kerfd_node *n, dtask *t)
+{
+        FILE *f;
+        if (!t->rec.log_stderr || !(f = fopen(t->rec.log_stderr, "ae")))
+                return;
+        fprintf(f,
+                "kerf: task %llu runs UNENFORCED: the shim %s is missing "
+                "(policy.unenforced_slices: allow); nothing caps its GPU memory or compute "
+                "share\n",
+                (unsigned long long)t->rec.id, n->shim_want);
+        fclose(f);
+}
+
 static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
 {
         kerf_exec_unit u;
@@ -236,6 +252,8 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         int r;
 
         memset(&sp, 0, sizeof(sp));
+        if ((r = kerfd__slice_start_check(n, t, err, errlen)) < 0)
+                return r;
         if (is_soft(t) && (r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
                 return r;
         if (exec_unit(n, t, &u, vis, sizeof(vis)))
@@ -260,6 +278,11 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
                 sp.gid = (gid_t)(t->rec.gid >= 0 ? t->rec.gid : t->rec.uid);
         }
         sp.socket_path = n->cfg.socket;
+        if (n->simulated) {
+                /* the task sees the simulated driver (docs/SHIM-CONTRACT.md) */
+                sp.sim_dir = n->sim_dir;
+                sp.lib_dir = n->lib_dir;
+        }
         if (t->n_units && (r = kerfd__fence_task(n, t, err, errlen)) < 0) {
                 kerfd__slice_remove(n, t);
                 return r;
@@ -296,6 +319,8 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         free(t->rec.log_stderr);
         t->rec.log_stdout = strdup(p.stdout_path);
         t->rec.log_stderr = strdup(p.stderr_path);
+        if (t->unenforced)
+                note_unenforced(n, t);
         return 0;
 }
 
@@ -307,6 +332,8 @@ static int attach_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
 
         if (!t->n_units)
                 return 0;
+        if ((r = kerfd__slice_start_check(n, t, err, errlen)) < 0)
+                return r;
         if (is_soft(t) && (r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
                 return r;
         if ((r = kerfd__fence_attach(n, t, err, errlen)) < 0) {
@@ -325,6 +352,14 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
                 return;
         kerfd__units_refresh(n, t);
         set_reason(t, &d->reason);
+        if (t->preempt_frozen && kerfd__resume_preempted(n, t)) {
+                snprintf(t->rec.state, sizeof(t->rec.state), "running");
+                kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok",
+                                   "resumed in place after a preemption by suspend");
+                log_info("task %llu resumed in place on unit %llu", (unsigned long long)t->rec.id,
+                         (unsigned long long)t->units[0].id);
+                return;
+        }
         if (t->in_exec) {
                 /* the preempted process of this very task is still stopping: start later */
                 t->stop_requeue = true;
@@ -341,11 +376,18 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
                 return;
         }
         snprintf(t->rec.state, sizeof(t->rec.state), "running");
-        kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok", d->reason.text);
-        log_info("task %llu started (pid %lld) on %s unit %llu, GPU %u",
+        if (t->unenforced) {
+                char text[KERF_TEXT_LEN + 32];
+                snprintf(text, sizeof(text), "UNENFORCED (no shim): %s", d->reason.text);
+                kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok", text);
+        } else {
+                kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok", d->reason.text);
+        }
+        log_info("task %llu started (pid %lld) on %s unit %llu, GPU %u%s",
                  (unsigned long long)t->rec.id, (long long)t->rec.pid, t->rec.route,
                  t->n_units ? (unsigned long long)t->units[0].id : 0ULL,
-                 t->n_units ? t->units[0].gpu : 0);
+                 t->n_units ? t->units[0].gpu : 0,
+                 t->unenforced ? " UNENFORCED: no shim, nothing caps its memory or compute" : "");
 }
 
 /* A deferred start (its previous process had not gone yet) once the old one is reaped. */

@@ -112,6 +112,11 @@ typedef struct kerf_exec_spec {
         /* Device fence the child joins before execve; NULL = none. Borrowed until the task
          * has been reaped: the executor also uses it to kill and to detect the end. */
         kerf_fence *fence;
+        /* Simulated fleet (docs/SHIM-CONTRACT.md): KERF_SIM_DIR=sim_dir, and lib_dir (where the
+         * simulated libcuda.so.1 and libnvidia-ml.so.1 live) first in LD_LIBRARY_PATH, before
+         * the spec's own entries. NULL: not set. */
+        const char *sim_dir;
+        const char *lib_dir;
 } kerf_exec_spec;
 
 /* A started (or adopted) task's identity. Persist pid, pgid and starttime in the task record

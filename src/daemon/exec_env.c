@@ -167,6 +167,11 @@ int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret)
         const char *user_preload = NULL;
         int r;
 
+        const char *user_libpath = NULL;
+
+        if ((sp->sim_dir && bad_value(sp->sim_dir)) || (sp->lib_dir && bad_value(sp->lib_dir)) ||
+            (sp->lib_dir && strchr(sp->lib_dir, ':')))
+                return -EINVAL;
         r = kerf_exec_unit_env(sp->unit, sp->task_id, sp->socket_path, &contract);
         if (r < 0)
                 return r;
@@ -177,8 +182,18 @@ int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret)
                         user_preload = *e + 11;
                 if (kerf__exec_env_find(contract, *e))
                         continue;
+                if (sp->lib_dir && strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0) {
+                        user_libpath = *e + 16;
+                        continue;
+                }
                 r = strv_add(&s, strdup(*e));
         }
+        if (!r && sp->sim_dir)
+                r = strv_addf(&s, "KERF_SIM_DIR=%s", sp->sim_dir);
+        if (!r && sp->lib_dir)
+                r = user_libpath && *user_libpath
+                        ? strv_addf(&s, "LD_LIBRARY_PATH=%s:%s", sp->lib_dir, user_libpath)
+                        : strv_addf(&s, "LD_LIBRARY_PATH=%s", sp->lib_dir);
         for (char **c = contract; !r && *c; c++) {
                 if (strncmp(*c, "LD_PRELOAD=", 11) == 0 && user_preload && *user_preload)
                         r = strv_addf(&s, "%s %s", *c, user_preload);

@@ -65,6 +65,15 @@ typedef struct dtask {
         struct kerf_slice_region *region; /* read-only map of the slice region, or NULL */
         char *region_path;                /* heap; NULL when the task has no region */
         char *attach_cg; /* attached task: the cgroup its process came from (heap), or NULL */
+        /* software slices (ctl.c, docs/DAEMON.md "Software slices") */
+        bool unenforced;         /* a slice started without the shim (policy.unenforced_slices) */
+        bool suspended;          /* kerf suspend, or a preemption by suspend: launches held */
+        bool preempt_frozen;     /* pending after a preemption by suspend; its process is kept */
+        unsigned preempt_gpu;    /* the GPU that process holds memory on (preempt_frozen) */
+        bool bypass_seen;        /* the shim-bypass anomaly was recorded (once per task) */
+        unsigned bypass_suspect; /* consecutive polls that saw the bypass condition */
+        uint64_t use_dev_ns, use_mono_ms; /* last usage sample (device time, when) */
+        double compute_used_pct;          /* device time rate over the last sample interval */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -89,6 +98,8 @@ typedef struct kerfd_node {
         char backend_name[16];
         char driver[KERF_STORE_VER_LEN], cuda[KERF_STORE_VER_LEN];
         char log_dir[4400], sim_dir[4400], shim_path[4400], region_dir[4400];
+        char shim_want[4400]; /* where the shim is looked for (shim_path is "" when missing) */
+        char lib_dir[4400];   /* kerfd's library dir: the shim, the simulated libcuda/NVML */
         uint64_t started_ms;
         kerf_u64map live; /* id -> dtask* */
         kerf_u64map migs; /* unit id -> dunit* of every MIG instance on the device */
@@ -120,6 +131,14 @@ typedef struct kerfd_node {
         uint64_t faults_total;
         kerf_fence_ctx *fence_ctx; /* NULL: no device fencing */
         bool crash_after_fork;     /* test hook KERFD_TEST_CRASH_AFTER_FORK (docs/DAEMON.md) */
+        /* the slice controller thread (ctl.c): copies the slice list under mu, steps under
+         * ctl_mu; a region is unmapped only under ctl_mu, which bumps ctl_epoch */
+        pthread_t ctl;
+        bool ctl_started, ctl_stop;
+        pthread_mutex_t ctl_mu;
+        uint64_t ctl_epoch, ctl_steps, ctl_changes;
+        uint64_t bypass_total, suspends_total, unenforced_refused_total;
+        uint64_t slice_poll_mono; /* last kerfd__slice_poll pass */
 } kerfd_node;
 
 #define KERFD_EVQ_LEN 32
@@ -195,6 +214,35 @@ void kerfd__fence_release(kerfd_node *n, dtask *t);
 /* Finds the process of a task whose start was not committed (kerfd died between fork and the
  * commit): a session leader whose environment holds this task id and this kerfd's socket. */
 pid_t kerfd__find_started(kerfd_node *n, uint64_t task, uint64_t *ret_starttime);
+
+/* ctl.c: software slices - fail closed without the shim, the controller thread, suspend,
+ * usage sampling and shim-bypass detection */
+/* Submit: 0, or -EPERM with the message (the shim is missing and slices must be enforced). */
+int kerfd__slice_submit_check(kerfd_node *n, const kerf_request *req, char *msg, size_t msglen);
+/* The policy the scheduler gets: without the shim (and unless allowed) no slice routes. */
+void kerfd__slice_policy(const kerfd_node *n, kerf_policy *ret);
+/* Start of a software slice: the shim and the simulated libraries must be readable by the
+ * task's uid; sets t->unenforced. 0 or -EPERM with the stop reason in err. */
+int kerfd__slice_start_check(kerfd_node *n, dtask *t, char *err, size_t errlen);
+int kerfd__ctl_start(kerfd_node *n);
+void kerfd__ctl_stop(kerfd_node *n);
+/* Sets or clears the task's FROZEN flag now (the controller keeps it). */
+void kerfd__slice_freeze(kerfd_node *n, dtask *t, bool on);
+/* Every second from the tick: usage rates, bypass detection. */
+void kerfd__slice_poll(kerfd_node *n, uint64_t mono);
+/* The task JSON's "usage" object (NULL when the task has no region). */
+json_t *kerfd__usage_json(const dtask *t);
+/* Preemption of a slice victim under policy.preempt_slices_by: suspend; true when the victim
+ * was frozen instead of being stopped (it is pending, its process kept). */
+bool kerfd__preempt_by_suspend(kerfd_node *n, dtask *t, const kerf_decision *d);
+/* Start of a task frozen by a preemption: true when its process was resumed in place. */
+bool kerfd__resume_preempted(kerfd_node *n, dtask *t);
+/* kerf suspend / resume of a live task: 0 (audited), or -EINVAL / -EALREADY with the
+ * reason in msg (not a running enforced slice with a region; already in that state). */
+int kerfd__task_suspend(kerfd_node *n, dtask *t, bool on, const char *actor, char *msg,
+                        size_t msglen);
+/* "unenforced", "shim", or NULL (not a software slice) */
+const char *kerfd__enforcement(const dtask *t);
 
 /* task.c */
 dtask *kerfd_task_free(dtask *t);

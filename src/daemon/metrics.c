@@ -46,6 +46,8 @@ static void task_labels(mbuf *m, const dtask *t)
         lv(m, t->rec.tenant);
         fputs("\",queue=\"", m->f);
         lv(m, t->rec.queue);
+        if (kerfd__enforcement(t)) /* software slices: "shim" or "unenforced" */
+                fprintf(m->f, "\",enforcement=\"%s", kerfd__enforcement(t));
         fputs("\"}", m->f);
 }
 
@@ -288,6 +290,7 @@ void kerfd_api_metrics(kreq *r)
         }
         units(&m, r);
         tasks(&m, r);
+        kerfd__metrics_slices(m.f, r);
         tenants(&m, r);
         fclose(m.f);
         r->status = 200;

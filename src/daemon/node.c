@@ -396,6 +396,8 @@ static void check_limits(kerfd_node *n, uint64_t mono)
                         kerfd__task_stop(n, t, "timeout", "kerfd", text, n->cfg.grace_s);
                         return; /* the map may have changed */
                 }
+                if (t->suspended)
+                        t->last_active_mono = mono; /* held by kerf suspend: not idle */
                 if (t->idle_timeout_s && mono - t->last_active_mono >= t->idle_timeout_s * 1000) {
                         snprintf(text, sizeof(text), "no GPU activity for %llu s",
                                  (unsigned long long)t->idle_timeout_s);
@@ -473,6 +475,7 @@ void kerfd__tick(kerfd_node *n)
         kerfd__fault_drain(n);
         check_limits(n, mono);
         poll_gpus(n, mono);
+        kerfd__slice_poll(n, mono);
         for (int rounds = 0; rounds < 64; rounds++) {
                 k = kerf_sched_step(n->sched, dec, MAX_DEC);
                 if (k <= 0)
@@ -531,6 +534,7 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
 
         pthread_mutex_init(&n->mu, NULL);
         pthread_mutex_init(&n->evq_mu, NULL);
+        pthread_mutex_init(&n->ctl_mu, NULL);
         pthread_cond_init(&n->kick, NULL);
         n->cfg = *cfg;
         snprintf(n->exe_dir, sizeof(n->exe_dir), "%s", exe_dir);
@@ -550,6 +554,9 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         if ((r = pthread_create(&n->ticker, NULL, ticker, n)) != 0)
                 return -r;
         n->ticker_started = true;
+        if ((r = kerfd__ctl_start(n)) < 0)
+                log_error("slice controller thread: %s (burst, yield and suspend do not work)",
+                          strerror(-r));
         return 0;
 }
 
@@ -562,6 +569,7 @@ void kerfd_node_stop(kerfd_node *n)
         if (n->ticker_started)
                 pthread_join(n->ticker, NULL);
         n->ticker_started = false;
+        kerfd__ctl_stop(n);
         kerfd__fault_stop(n);
         /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */
         n->exec = kerf_exec_free(n->exec);

@@ -408,6 +408,18 @@ static void recover_one(kerfd_node *n, dtask *t)
                         adopted = true;
                 }
         }
+        if (!strcmp(t->rec.state, "pending") && t->rec.pid > 0 && t->argv) {
+                /* a victim frozen in place by a preemption (policy.preempt_slices_by:
+                 * suspend) does not outlive kerfd: its process goes, the task waits again */
+                if (kerf_exec_alive((pid_t)t->rec.pid, t->rec.proc_start)) {
+                        log_info("recovery: task %llu was suspended by a preemption: its process "
+                                 "group %lld is killed, the task waits again",
+                                 (unsigned long long)t->rec.id, (long long)t->rec.pgid);
+                        kill(-(pid_t)(t->rec.pgid > 0 ? t->rec.pgid : t->rec.pid), SIGKILL);
+                }
+                t->rec.pid = t->rec.pgid = 0;
+                t->rec.proc_start = 0;
+        }
         if (t->rec.pid > 0) {
                 kerf_unit_info ui[KERF_MAX_TASK_GPUS];
                 unsigned nu = 0;
@@ -462,6 +474,10 @@ static void recover_one(kerfd_node *n, dtask *t)
                 }
                 kerfd__units_refresh(n, t);
                 kerfd__slice_open(n, t);
+                /* without the shim now, say so (it may have been started with one) */
+                t->unenforced =
+                    t->region && !n->shim_path[0] && t->n_units &&
+                    (t->units[0].kind == KERF_UNIT_SLICE || t->units[0].kind == KERF_UNIT_TSLICE);
                 snprintf(t->rec.state, sizeof(t->rec.state), "running");
                 if (adopted)
                         kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok",
@@ -505,13 +521,31 @@ int kerfd__recover(kerfd_node *n)
         mkdir(path, 0755);
         snprintf(n->region_dir, sizeof(n->region_dir), "%s/slices", n->cfg.state_dir);
         mkdir(n->region_dir, 0711);
-        snprintf(n->shim_path, sizeof(n->shim_path), "%s/../lib/libkerf-cuda.so", n->exe_dir);
-        if (access(n->shim_path, R_OK) != 0) {
-                /* Slices are still scheduled, accounted and given their region, but nothing
-                 * inside the process enforces their memory cap or compute share. Say so. */
-                log_warn("%s not found: software slices (slice, tslice, mps) run WITHOUT "
-                         "in-process enforcement of their memory cap and compute share",
+        snprintf(n->lib_dir, sizeof(n->lib_dir), "%s/../lib", n->exe_dir);
+        if (!realpath(n->lib_dir, path))
+                snprintf(path, sizeof(path), "%s", n->lib_dir);
+        snprintf(n->lib_dir, sizeof(n->lib_dir), "%s", path);
+        if (snprintf(n->shim_path, sizeof(n->shim_path), "%s/libkerf-cuda.so", n->lib_dir) >=
+            (int)sizeof(n->shim_path))
+                n->shim_path[0] = '\0'; /* cannot be found: refused below */
+        if (getenv("KERFD_TEST_SHIM_PATH") && *getenv("KERFD_TEST_SHIM_PATH")) {
+                /* test hook (docs/DAEMON.md): look for the shim elsewhere */
+                snprintf(n->shim_path, sizeof(n->shim_path), "%s", getenv("KERFD_TEST_SHIM_PATH"));
+                log_warn("KERFD_TEST_SHIM_PATH: test hook, the shim is looked for at %s",
                          n->shim_path);
+        }
+        snprintf(n->shim_want, sizeof(n->shim_want), "%s", n->shim_path);
+        if (access(n->shim_path, R_OK) != 0) {
+                if (n->cfg.unenforced_slices)
+                        log_warn("%s not found: software slices (slice, tslice) run UNENFORCED "
+                                 "(policy.unenforced_slices: allow): nothing caps their memory "
+                                 "or compute share; every answer about them says so",
+                                 n->shim_path);
+                else
+                        log_warn("%s not found: software slices (slice, tslice) are refused "
+                                 "(fail closed; policy.unenforced_slices: allow runs them "
+                                 "unenforced); route lists keep their other routes",
+                                 n->shim_path);
                 n->shim_path[0] = '\0';
         }
         if ((r = kerfd__open_backend(n)) < 0)
@@ -521,7 +555,9 @@ int kerfd__recover(kerfd_node *n)
                     n->backend && g < n->fleet->n_gpus
                         ? kerf_backend_gpu_find(n->backend, n->fleet->gpus[g].uuid)
                         : -1;
-        if ((r = kerf_sched_new(n->fleet, &n->cfg.policy, &n->sched)) < 0) {
+        kerf_policy pol;
+        kerfd__slice_policy(n, &pol);
+        if ((r = kerf_sched_new(n->fleet, &pol, &n->sched)) < 0) {
                 log_error("scheduler: %s", kerf_strerror(r));
                 return r;
         }

@@ -16,7 +16,8 @@
 /*
  * Region lifecycle (docs/SHIM-CONTRACT.md §2):
  *   start_process -> kerfd__slice_create  <state>/slices/task-<id>.slice, limits from the unit,
- *                                          then mapped read-only here for idle and metrics
+ *                                          then mapped read-write here: the controller
+ *                                          thread (ctl.c) writes its limits and flags
  *   recovery      -> kerfd__slice_open     a re-adopted task keeps its region
  *   reclamation   -> kerfd__slice_remove   (task end, and a requeue once the process is gone)
  */
@@ -51,7 +52,7 @@ int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size
         unlink(t->region_path); /* a leftover of a crashed run of this very task */
         r = kerf_slice_region_create(t->region_path, uid, gid, &in);
         if (r == 0)
-                r = kerf_slice_region_map(t->region_path, false, &t->region);
+                r = kerf_slice_region_map(t->region_path, true, &t->region);
         if (r < 0) {
                 snprintf(err, errlen, "could not create the slice region %s: %s", t->region_path,
                          strerror(-r));
@@ -75,19 +76,28 @@ void kerfd__slice_open(kerfd_node *n, dtask *t)
                 t->region_path = NULL;
                 return;
         }
-        if (kerf_slice_region_map(t->region_path, false, &t->region) < 0) {
-                log_warn("task %llu: slice region %s cannot be mapped: no idle stamp or usage "
-                         "metrics for it",
+        if (kerf_slice_region_map(t->region_path, true, &t->region) < 0) {
+                log_warn("task %llu: slice region %s cannot be mapped: no idle stamp, usage "
+                         "metrics or compute control for it",
                          (unsigned long long)t->rec.id, t->region_path);
                 t->region = NULL;
+                return;
         }
+        /* kerf suspend survives a restart of kerfd: the flag is in the region */
+        t->suspended = atomic_load(&t->region->limits.flags) & KERF_SLICE_F_FROZEN;
 }
 
 void kerfd__slice_remove(kerfd_node *n, dtask *t)
 {
-        (void)n;
-        kerf_slice_region_unmap(t->region);
+        if (t->region) {
+                /* never while the controller thread steps over it (ctl.c) */
+                pthread_mutex_lock(&n->ctl_mu);
+                kerf_slice_region_unmap(t->region);
+                n->ctl_epoch++;
+                pthread_mutex_unlock(&n->ctl_mu);
+        }
         t->region = NULL;
+        t->suspended = false;
         if (t->region_path) {
                 if (unlink(t->region_path) < 0 && errno != ENOENT)
                         log_warn("task %llu: cannot remove %s: %s", (unsigned long long)t->rec.id,

@@ -507,7 +507,9 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
         json_object_set_new(j, "tier", json_string(tier));
         json_object_set_new(j, "priority", json_integer(prio));
         json_object_set_new(j, "preemptible", json_boolean(preemptible));
-        json_object_set_new(j, "state", json_string(rec->state));
+        /* a live task held by kerf suspend (or frozen by a preemption) shows "suspended";
+         * the store keeps running/pending */
+        json_object_set_new(j, "state", json_string(t && t->suspended ? "suspended" : rec->state));
         json_object_set_new(j, "end_reason",
                             rec->end_reason[0] ? json_string(rec->end_reason) : json_null());
         json_object_set_new(
@@ -537,6 +539,17 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
                 json_object_set_new(j, "lease_expiry_ms", json_integer(rec->lease_expiry_ms));
         if (t && t->region_path)
                 json_object_set_new(j, "slice_region", json_string(t->region_path));
+        if (t && kerfd__enforcement(t)) {
+                json_t *u = kerfd__usage_json(t);
+                json_object_set_new(j, "enforcement", json_string(kerfd__enforcement(t)));
+                json_object_set_new(j, "suspended", json_boolean(t->suspended));
+                if (t->suspended)
+                        json_object_set_new(
+                            j, "suspended_by",
+                            json_string(t->preempt_frozen ? "preemption" : "request"));
+                json_object_set_new(j, "shim_bypass", json_boolean(t->bypass_seen));
+                json_object_set_new(j, "usage", u ? u : json_null());
+        }
         if (t && !t->argv) {
                 json_t *env = kerfd__attach_env(n, t);
                 json_object_set_new(j, "attach_env", env ? env : json_null());

@@ -14,8 +14,7 @@ KS_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 KS_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice);
 KS_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice);
 KS_EXPORT CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
-KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsigned int,
-                                  CUdevice);
+KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsigned int, CUdevice);
 
 /*
  * Every interposed driver entry point, by its exported (versioned) name. real.c builds from
@@ -45,6 +44,8 @@ KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsig
         X(cuMemPoolTrimTo)                                                                         \
         X(cuMemCreate)                                                                             \
         X(cuMemRelease)                                                                            \
+        X(cuMemMap)                                                                                \
+        X(cuMemUnmap)                                                                              \
         X(cuArrayCreate_v2)                                                                        \
         X(cuArray3DCreate_v2)                                                                      \
         X(cuArrayDestroy)                                                                          \
@@ -94,7 +95,12 @@ KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsig
         X(cuEventRecord_ptsz)                                                                      \
         X(cuEventQuery)                                                                            \
         X(cuEventElapsedTime)                                                                      \
-        X(cuStreamGetCtx)
+        X(cuStreamGetCtx)                                                                          \
+        /* added for mem.c / views.c */                                                            \
+        X(cuDeviceGetMemPool)                                                                      \
+        X(cuStreamQuery)                                                                           \
+        X(cuStreamQuery_ptsz)                                                                      \
+        X(cuDeviceGetCount)
 
 typedef struct ks_real_table {
 #define KS_REAL_FIELD(name) __typeof__(name) *name;

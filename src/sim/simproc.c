@@ -261,6 +261,12 @@ int kerf_sim_mem_uncharge(kerf_sim *st, pid_t pid, kerf_sim_target t, uint64_t b
         return rc;
 }
 
+static void snap_push(struct sim_slot *s, uint64_t ts_us, uint64_t ns)
+{
+        s->snap[s->snap_n % SIM_SNAPS] = (struct sim_snap){ts_us, ns};
+        s->snap_n++;
+}
+
 int kerf_sim_engine_account(kerf_sim *st, pid_t pid, kerf_sim_target t, uint64_t busy_ns)
 {
         int rc;
@@ -276,13 +282,25 @@ int kerf_sim_engine_account(kerf_sim *st, pid_t pid, kerf_sim_target t, uint64_t
         if (!s && (rc = slot_get(st, pid, t, &s)) < 0)
                 goto out;
         uint64_t now = kerf_sim_now_us();
+        const struct sim_snap *newest = &s->snap[(s->snap_n - 1) % SIM_SNAPS];
+        /* The device time was used just before now: [now - busy, now]. If that starts an idle
+         * gap's length after the last activity, record the gap's ends, so utilisation windows
+         * that start inside the gap see the counter flat there instead of interpolating
+         * across it. */
+        uint64_t flat = s->last_us > newest->ts_us ? s->last_us : newest->ts_us;
+        uint64_t start = now - busy_ns / 1000ULL;
+        if (busy_ns / 1000ULL > now || start < flat)
+                start = flat;
+        if (start >= flat + SIM_SNAP_MIN_US) {
+                if (newest->ns != s->engine_ns)
+                        snap_push(s, s->last_us, s->engine_ns);
+                snap_push(s, start, s->engine_ns);
+                newest = &s->snap[(s->snap_n - 1) % SIM_SNAPS];
+        }
         s->engine_ns += busy_ns;
         s->last_us = now;
-        const struct sim_snap *newest = &s->snap[(s->snap_n - 1) % SIM_SNAPS];
-        if (now >= newest->ts_us + SIM_SNAP_MIN_US) {
-                s->snap[s->snap_n % SIM_SNAPS] = (struct sim_snap){now, s->engine_ns};
-                s->snap_n++;
-        }
+        if (now >= newest->ts_us + SIM_SNAP_MIN_US)
+                snap_push(s, now, s->engine_ns);
         rc = 0;
 out:
         kerf__sim_unlock(st);
@@ -326,28 +344,50 @@ int kerf_sim_proc_list(kerf_sim *st, int gpu, int gi, kerf_sim_proc_info *out, u
         return 0;
 }
 
-/* The newest snapshot taken at or before `since` (else the oldest kept). */
-static const struct sim_snap *baseline(const struct sim_slot *s, uint64_t since)
+/* The engine-time counter of a slot at time t (us), from its snapshots and its newest
+ * activity (last_us, engine_ns): linear between known points, flat after the last one, 0
+ * before attach. Times before the oldest snapshot kept are unknown: *t is moved up to it. */
+static uint64_t counter_at(const struct sim_slot *s, uint64_t *t)
 {
         unsigned kept = s->snap_n < SIM_SNAPS ? s->snap_n : SIM_SNAPS;
-        const struct sim_snap *best = NULL, *oldest = NULL;
-        for (unsigned k = 0; k < kept; k++) {
-                const struct sim_snap *sn = &s->snap[(s->snap_n - 1 - k) % SIM_SNAPS];
-                oldest = sn;
-                if (!best && sn->ts_us <= since)
-                        best = sn;
+        const struct sim_snap *oldest = &s->snap[(s->snap_n - kept) % SIM_SNAPS];
+        if (*t < oldest->ts_us) {
+                if (s->snap_n > SIM_SNAPS)
+                        *t = oldest->ts_us; /* history lost: the window shrinks */
+                else
+                        return 0; /* before attach (the first snapshot is the attach time) */
         }
-        return best ? best : oldest;
+        struct sim_snap prev = *oldest;
+        for (unsigned k = 1; k <= kept; k++) {
+                struct sim_snap next = k < kept ? s->snap[(s->snap_n - kept + k) % SIM_SNAPS]
+                                                : (struct sim_snap){s->last_us, s->engine_ns};
+                if (next.ts_us < prev.ts_us || next.ns < prev.ns)
+                        continue; /* the live point when it is older than the newest snapshot */
+                if (*t < next.ts_us) {
+                        if (*t <= prev.ts_us)
+                                return prev.ns;
+                        return prev.ns +
+                               (uint64_t)((double)(next.ns - prev.ns) * (double)(*t - prev.ts_us) /
+                                          (double)(next.ts_us - prev.ts_us));
+                }
+                prev = next;
+        }
+        return s->engine_ns;
 }
 
-static unsigned pct_since(const struct sim_slot *s, uint64_t since, uint64_t now)
+/* Engine busy share of a slot over (from, to], in percent (0..100); at least 1 when it ran at
+ * all (NVML returns samples of processes with non-zero utilisation). */
+static unsigned pct_window(const struct sim_slot *s, uint64_t from, uint64_t to)
 {
-        const struct sim_snap *b = baseline(s, since);
-        uint64_t wall_us = now > b->ts_us ? now - b->ts_us : 0;
-        if (wall_us == 0)
+        uint64_t end = to;
+        uint64_t c1 = counter_at(s, &end);
+        uint64_t c0 = counter_at(s, &from);
+        if (to <= from || c1 < c0)
                 return 0;
-        uint64_t busy_us = (s->engine_ns - b->ns) / 1000ULL;
+        uint64_t wall_us = to - from, busy_us = (c1 - c0) / 1000ULL;
         uint64_t pct = (busy_us * 100ULL + wall_us / 2) / wall_us;
+        if (pct == 0 && c1 > c0)
+                pct = 1;
         return pct > 100 ? 100 : (unsigned)pct;
 }
 
@@ -368,10 +408,14 @@ int kerf_sim_util_samples(kerf_sim *st, unsigned gpu, uint64_t since_us, kerf_si
                 const struct sim_slot *s = &st->f->slot[i];
                 if (s->pid <= 0 || s->gpu != (int)gpu || s->last_us == 0 || s->last_us <= since_us)
                         continue;
-                if (n < cap) {
+                /* The newest sample of the process: taken at its last activity, covering the
+                 * sample period before it (NVML: "samples since lastSeenTimeStamp", each over
+                 * the last sample period), never the idle time before or after. */
+                uint64_t ts = s->last_us > now ? now : s->last_us;
+                uint64_t from = ts > KERF_SIM_UTIL_PERIOD_US ? ts - KERF_SIM_UTIL_PERIOD_US : 0;
+                if (n < cap)
                         out[n] = (kerf_sim_util_sample){
-                            s->pid, {s->gpu, s->gi, s->ci}, now, pct_since(s, since_us, now)};
-                }
+                            s->pid, {s->gpu, s->gi, s->ci}, ts, pct_window(s, from, ts)};
                 n++;
         }
         kerf__sim_unlock(st);
@@ -394,7 +438,7 @@ int kerf_sim_util_gpu(kerf_sim *st, unsigned gpu, unsigned window_ms, unsigned *
         for (unsigned i = 0; i < KERF_SIM_MAX_PROCS; i++) {
                 const struct sim_slot *s = &st->f->slot[i];
                 if (s->pid > 0 && s->gpu == (int)gpu && s->last_us)
-                        sum += pct_since(s, since, now);
+                        sum += pct_window(s, since, now);
         }
         kerf__sim_unlock(st);
         *ret_pct = sum > 100 ? 100 : sum;

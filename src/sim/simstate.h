@@ -33,8 +33,9 @@
 #define KERF_SIM_MAX_PROCS       256 /* process attachments (pid x target) per node */
 #define KERF_SIM_XID_RING        32  /* undelivered XIDs kept per GPU */
 #define KERF_SIM_LOCK_TIMEOUT_MS 5000
-#define KERF_SIM_NO_ID           (-1) /* gi/ci of a target that is a whole GPU */
-#define KERF_SIM_MIG_UUID_LEN    48   /* "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" + NUL */
+#define KERF_SIM_NO_ID           (-1)       /* gi/ci of a target that is a whole GPU */
+#define KERF_SIM_MIG_UUID_LEN    48         /* "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" + NUL */
+#define KERF_SIM_UTIL_PERIOD_US  1000000ULL /* sample period of per-process utilisation */
 
 typedef struct kerf_sim kerf_sim;
 
@@ -220,12 +221,15 @@ int kerf_sim_engine_account(kerf_sim *st, pid_t pid, kerf_sim_target t, uint64_t
 int kerf_sim_proc_list(kerf_sim *st, int gpu, int gi, kerf_sim_proc_info *out, unsigned cap,
                        unsigned *ret_n);
 
-/* Per-process utilisation samples of a GPU for processes with engine activity after
- * `since_us` (0: since attach): sm_pct = engine time gained / wall time since then.
- * At most `cap` into out; *ret_n = how many exist. */
+/* Per-process utilisation samples of a GPU, one per process with engine activity after
+ * `since_us` (NVML's lastSeenTimeStamp; 0: any): the sample is taken at the process's last
+ * activity (ts_us) and covers the KERF_SIM_UTIL_PERIOD_US before it (sm_pct = engine time
+ * gained in that period / the period; time before attach counts as idle). Earlier activity
+ * and idle gaps outside that period never dilute it. At most `cap` into out; *ret_n = how
+ * many exist. */
 int kerf_sim_util_samples(kerf_sim *st, unsigned gpu, uint64_t since_us, kerf_sim_util_sample *out,
                           unsigned cap, unsigned *ret_n);
-/* GPU busy percent over the last `window_ms` (sum over processes, capped at 100). */
+/* GPU busy percent over the last `window_ms` ending now (sum over processes, capped at 100). */
 int kerf_sim_util_gpu(kerf_sim *st, unsigned gpu, unsigned window_ms, unsigned *ret_pct);
 
 /* ---- faults ---------------------------------------------------------------------------------- */

@@ -21,6 +21,7 @@
 
 static pid_t live_pid;
 const char *kd_limits;
+const char *kd_policy;
 
 static void kill_live(void)
 {
@@ -145,9 +146,11 @@ void kd_setup(kd *k, const char *extra)
         assert_non_null(f);
         fprintf(f,
                 "state_dir: %s/state\nsocket: %s\nfleet: %s/examples/fleet-8xh200.yaml\n"
-                "backend:\n  simulated: true\nlimits:\n  grace_s: 2\n  tick_ms: 20\n%s"
+                "backend:\n  simulated: true\nlimits:\n  grace_s: 2\n  tick_ms: 20\n%s%s%s"
                 "tenants:\n  - name: alice\n  - name: bob\n%s",
-                k->dir, k->sock, KERF_SOURCE_DIR, kd_limits ? kd_limits : "", extra ? extra : "");
+                k->dir, k->sock, KERF_SOURCE_DIR, kd_limits ? kd_limits : "",
+                !kd_policy || *kd_policy ? "policy:\n" : "",
+                kd_policy ? kd_policy : "  unenforced_slices: allow\n", extra ? extra : "");
         fclose(f);
         atexit(kill_live);
         kd_start(k);

@@ -17,6 +17,10 @@ typedef struct kd {
 
 /* Extra lines for the `limits:` block of the next kd_setup() (each "  key: value\n"), or NULL. */
 extern const char *kd_limits;
+/* Lines of the `policy:` block of the next kd_setup(). NULL (the default) writes
+ * "  unenforced_slices: allow\n", so that slice tests run whether or not the shim is built;
+ * "" writes no policy block (kerfd's defaults: slices fail closed without the shim). */
+extern const char *kd_policy;
 
 /* Creates a temp dir and config (tenants alice and bob + `extra` YAML appended at top level)
  * and starts kerfd; waits (bounded) until /v1/health answers. Aborts the test on failure. */

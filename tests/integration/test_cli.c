@@ -150,6 +150,8 @@ static unsigned long long submit_json(const char *tenant, const char *cmd)
 
 static int setup(void **st)
 {
+        /* slices count as enforced (a do-nothing "shim"), whether or not the real one is built */
+        setenv("KERFD_TEST_SHIM_PATH", NOOP_SHIM, 1);
         kd_setup(&K, NULL);
         return 0;
 }
@@ -447,9 +449,10 @@ static void test_audit(void **st)
 
 static void test_help(void **st)
 {
-        static const char *const verbs[] = {
-            "submit",  "run",    "ls",    "show",  "cancel", "logs", "explain", "gpus",  "units",
-            "tenants", "tenant", "quota", "queue", "audit",  "top",  "version", "replay"};
+        static const char *const verbs[] = {"submit",  "run",     "ls",      "show",  "cancel",
+                                            "logs",    "explain", "gpus",    "units", "tenants",
+                                            "tenant",  "quota",   "queue",   "audit", "top",
+                                            "version", "replay",  "suspend", "resume"};
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
                 out o = kerf(verbs[i], "--help");
                 if (o.code != 0 || !strstr(o.out, "usage: kerf") || o.err[0])
@@ -525,6 +528,8 @@ static void test_bad_command_lines(void **st)
             {"show", "abc"},
             {"show", "1", "2"},
             {"cancel", "-5"},
+            {"suspend"},
+            {"resume", "x"},
             {"logs", "--bogus", "1"},
             {"explain"},
             {"gpus", "extra"},
@@ -590,6 +595,52 @@ static void test_unreachable_and_not_found(void **st)
         out_fini(&o);
 }
 
+/* kerf suspend / resume, and a slice's enforcement and usage in show, ls and top */
+static void test_slice_verbs(void **st)
+{
+        char ids[32];
+        out o = kerf("--json", "submit", "--tenant", "alice", "--route", "slice", "--memory",
+                     "4GiB", "--compute", "20", "--", SLICE_TASK_BIN, "0.2", "60");
+        assert_ok(&o);
+        unsigned long long id = (unsigned long long)json_integer_value(json_object_get(o.js, "id"));
+        out_fini(&o);
+        json_decref(kd_wait_task(&K, id, "running", 10000));
+        snprintf(ids, sizeof(ids), "%llu", id);
+        o = kerf("suspend", ids);
+        assert_ok(&o);
+        assert_non_null(strstr(o.out, "suspended"));
+        out_fini(&o);
+        o = kerf("show", ids);
+        assert_ok(&o);
+        assert_non_null(strstr(o.out, "suspended"));
+        assert_non_null(strstr(o.out, "enforcement    shim"));
+        assert_non_null(strstr(o.out, "memory         118MiB used")); /* 123456789 bytes */
+        assert_non_null(strstr(o.out, "cap 4.0GiB"));
+        assert_non_null(strstr(o.out, "compute"));
+        assert_non_null(strstr(o.out, "throttling     1.500 s throttled"));
+        out_fini(&o);
+        o = kerf("ls");
+        assert_ok(&o);
+        assert_non_null(strstr(o.out, "suspended"));
+        out_fini(&o);
+        o = kerf("top", "--once");
+        assert_ok(&o);
+        assert_non_null(strstr(o.out, "slices:"));
+        assert_non_null(strstr(o.out, "118MiB/4.0GiB"));
+        out_fini(&o);
+        o = kerf("suspend", ids); /* already suspended: one error line, exit non-zero */
+        assert_true(o.code != 0);
+        assert_non_null(strstr(o.err, "already suspended"));
+        out_fini(&o);
+        o = kerf("resume", ids);
+        assert_ok(&o);
+        assert_non_null(strstr(o.out, "running"));
+        out_fini(&o);
+        o = kerf("cancel", ids);
+        assert_ok(&o);
+        out_fini(&o);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -597,6 +648,7 @@ int main(void)
             cmocka_unit_test(test_submit_show_ls),
             cmocka_unit_test(test_run_logs),
             cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_slice_verbs),
             cmocka_unit_test(test_node_views),
             cmocka_unit_test(test_tenants_quota),
             cmocka_unit_test(test_audit),

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "legacy.h"
 
 #define CTX_MAGIC   0x4b435458u
 #define STACK_DEPTH 64
@@ -177,6 +178,7 @@ static void ctx_free(kc_ctx *c)
         kc__lock();
         kc_dev *dev = &kc_g.devs[c->dev];
         kc__handle_del(c);
+        kc__ctxmisc_forget(c);
         kc__mem_ctx_destroyed(c);
         while (c->streams)
                 kc__stream_free(c->streams);

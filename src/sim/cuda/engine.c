@@ -27,13 +27,23 @@
  * does not depend on how fast the host schedules the waiter). Device time is counted in the
  * engine (declared kernel cost), never measured from the wall clock.
  *
+ * Host time between slices (accounting, the hand-over, waking up) is not device time: while
+ * the engine stays busy (the holder had more kernels, or handed over to a waiter) the next
+ * slice starts at the previous slice's device deadline (busy_until), not at "now", so that
+ * overhead never accumulates (up to CATCH_UP_NS of host delay is absorbed). A lone holder
+ * with more kernels keeps the token instead of handing it over to itself; it hands over at
+ * the end of a slice as soon as another process waits, so round robin is unchanged.
+ *
  * A process killed while holding the token or queued is skipped by the next waiter that
  * times out (20 ms) and finds the pid dead or a zombie.
  */
 
-#define SHM_MAGIC 0x4b434531u /* "KCE1" */
+#define SHM_MAGIC 0x4b434532u /* "KCE2" (KCE1 had no busy_until) */
 #define MAX_WAIT  64
 #define WAIT_NS   20000000L
+/* Host delay between busy slices absorbed (a descheduled worker, a slow accounting lock): the
+ * simulated device does not stall with its host thread, it runs ahead, as a real one would. */
+#define CATCH_UP_NS (50 * KC_TIMESLICE_NS)
 
 typedef struct kc_shm {
         uint32_t magic;
@@ -44,6 +54,7 @@ typedef struct kc_shm {
         uint64_t next_ticket;
         uint64_t vclock_ns;
         uint64_t busy_ns;
+        uint64_t busy_until; /* CLOCK_MONOTONIC device deadline of the last slice; 0 = idle */
         uint32_t nwait;
         struct {
                 int32_t pid;
@@ -137,7 +148,7 @@ static void token_acquire(kc_engine *e)
         kc_shm *s = e->sh;
         pid_t me = kc_g.pid;
         shm_lock(s);
-        if (!e->queued) {
+        if (s->holder != me && !e->queued) {
                 wait_add(s, me);
                 e->queued = true;
         }
@@ -168,20 +179,29 @@ static void token_acquire(kc_engine *e)
         shm_unlock(s);
 }
 
-/* Hands the token on; with `again`, queues this process behind the current waiters first. */
-static void token_release(kc_engine *e, bool again)
+/* Hands the token on; with `again`, queues this process behind the current waiters first.
+ * Returns true when instead this process keeps the token: it has more kernels (`again`) and
+ * nobody waits, so handing over to itself would only cost host time. */
+static bool token_release(kc_engine *e, bool again)
 {
         kc_shm *s = e->sh;
         shm_lock(s);
+        if (again && !e->stop && s->holder == kc_g.pid && s->nwait == 0) {
+                shm_unlock(s);
+                return true;
+        }
         if (s->holder == kc_g.pid)
                 s->holder = 0;
         if (again && !e->queued && !e->stop) {
                 wait_add(s, kc_g.pid);
                 e->queued = true;
         }
+        if (s->nwait == 0) /* nobody continues: the device goes idle */
+                __atomic_store_n(&s->busy_until, 0, __ATOMIC_RELEASE);
         s->futex++;
         shm_unlock(s);
         futex_wake(&s->futex);
+        return false;
 }
 
 static uint64_t mono_ns(void)
@@ -328,11 +348,20 @@ static void dev_sleep_until(uint64_t t)
                 ;
 }
 
+/* Device start of a slice: the previous slice's deadline while the engine stayed busy (the
+ * host time since then was hand-over overhead, not idle device time), else now. */
+static uint64_t slice_start(kc_engine *e)
+{
+        uint64_t now = mono_ns();
+        uint64_t bu = __atomic_load_n(&e->sh->busy_until, __ATOMIC_ACQUIRE);
+        return bu && bu <= now && now - bu <= CATCH_UP_NS ? bu : now;
+}
+
 /* Holding the token, runs up to one time slice of `ctx`. Called and returns with e->mu held.
  * Returns the device time used. */
 static uint64_t run_slice(kc_engine *e, kc_ctx *ctx)
 {
-        uint64_t used = 0, t0 = mono_ns();
+        uint64_t used = 0, t0 = slice_start(e);
         kc_stream *s;
         kc_op *op;
         while (used < KC_TIMESLICE_NS && !e->stop && (op = pick(e, ctx, &s))) {
@@ -356,6 +385,8 @@ static uint64_t run_slice(kc_engine *e, kc_ctx *ctx)
                 if (!op->remaining_ns)
                         complete(e, s, op);
         }
+        if (used && !e->sh->virtual_clock)
+                __atomic_store_n(&e->sh->busy_until, t0 + used, __ATOMIC_RELEASE);
         return used;
 }
 
@@ -363,10 +394,20 @@ static void *worker(void *arg)
 {
         kc_engine *e = arg;
         kc_dev *d = &kc_g.devs[e->dev];
+        bool held = false; /* the token, kept from the previous slice (nobody else waited) */
         pthread_mutex_lock(&e->mu);
         while (!e->stop) {
                 kc_stream *s;
                 kc_op *op = pick(e, NULL, &s);
+                if (held && (!op || op->kind != KC_OP_KERNEL)) {
+                        /* nothing to run on the device now: never idle (or run host work)
+                         * while others may be waiting for the token */
+                        pthread_mutex_unlock(&e->mu);
+                        token_release(e, false);
+                        held = false;
+                        pthread_mutex_lock(&e->mu);
+                        continue;
+                }
                 if (!op) {
                         if (e->pending_ops) { /* blocked on an event of another engine: poll */
                                 struct timespec ts;
@@ -388,7 +429,8 @@ static void *worker(void *arg)
                 }
                 kc_ctx *ctx = s->ctx;
                 pthread_mutex_unlock(&e->mu);
-                token_acquire(e);
+                if (!held)
+                        token_acquire(e);
                 pthread_mutex_lock(&e->mu);
                 uint64_t used = run_slice(e, ctx);
                 e->rr_ctx = ctx->next_on_engine; /* next slice starts with the next context */
@@ -398,10 +440,12 @@ static void *worker(void *arg)
                         __atomic_add_fetch(&e->sh->busy_ns, used, __ATOMIC_RELAXED);
                         kerf_sim_engine_account(kc_g.sim, kc_g.pid, d->target, used);
                 }
-                token_release(e, again);
+                held = token_release(e, again);
                 pthread_mutex_lock(&e->mu);
         }
         pthread_mutex_unlock(&e->mu);
+        if (held)
+                token_release(e, false);
         return NULL;
 }
 

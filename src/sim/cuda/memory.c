@@ -136,8 +136,9 @@ static CUresult alloc_linear(kc_ctx *ctx, size_t size, int kind, CUdeviceptr *re
 void kc__alloc_release(kc_alloc *a)
 {
         kc__alloc_remove(a);
-        kc__unmap_lazy((void *)(uintptr_t)a->base, a->size);
-        if (a->kind != KC_A_HOST)
+        if (a->kind != KC_A_HOSTREG) /* registered memory belongs to the caller */
+                kc__unmap_lazy((void *)(uintptr_t)a->base, a->size);
+        if (a->kind != KC_A_HOST && a->kind != KC_A_HOSTREG)
                 kc__mem_uncharge(a->dev, a->charged);
         free(a);
 }
@@ -246,7 +247,8 @@ KERF_CUDA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
                 return r;
         kc__lock();
         kc_alloc *a = kc__alloc_find(dptr);
-        if (!a || a->freeing || a->kind == KC_A_HOST || a->kind == KC_A_VMM) {
+        if (!a || a->freeing || a->kind == KC_A_HOST || a->kind == KC_A_VMM ||
+            a->kind == KC_A_HOSTREG) {
                 kc__unlock();
                 return CUDA_ERROR_INVALID_VALUE;
         }

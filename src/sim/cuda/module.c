@@ -8,36 +8,20 @@
 
 #include "fileio.h"
 #include "internal.h"
+#include "module.h"
 
 /*
  * Image format (text, NUL-terminated):
  *   KERFSIM-MODULE 1
  *   # comment
  *   kernel NAME cost_us=500 [scale=waves]
+ *   global NAME bytes=N
  * A launch costs cost_us of device time; with scale=waves it costs cost_us per wave, a wave
- * being as many blocks as the device (or MIG instance) has SMs.
+ * being as many blocks as the device (or MIG instance) has SMs. A global is N zeroed bytes of
+ * device memory, allocated (and charged) when the module is loaded (funcattr.c).
  */
 
 #define MAGIC_LINE "KERFSIM-MODULE 1"
-
-typedef struct CUfunc_st {
-        struct CUmod_st *mod;
-        char name[128];
-        uint64_t cost_ns;
-        bool waves;
-} kc_func;
-
-typedef struct CUmod_st {
-        kc_ctx *ctx;
-        kc_func *funcs;
-        size_t n_funcs;
-} kc_mod;
-
-typedef struct CUlib_st {
-        const void *image;
-        char *copy;
-        kc_mod *mod; /* loaded in the context current at cuLibraryLoadData */
-} kc_lib;
 
 static CUresult parse(const char *img, kc_mod *m)
 {
@@ -62,6 +46,12 @@ static CUresult parse(const char *img, kc_mod *m)
                 if (!*s || *s == '#')
                         continue;
                 char name[128], a1[64] = "", a2[64] = "";
+                if (!strncmp(s, "global", 6) && isspace((unsigned char)s[6])) {
+                        CUresult gr = kc__mod_parse_global(m, s);
+                        if (gr)
+                                return gr;
+                        continue;
+                }
                 int n = sscanf(s, "kernel %127s %63s %63s", name, a1, a2);
                 unsigned long long us;
                 if (n < 2 || sscanf(a1, "cost_us=%llu", &us) != 1)
@@ -81,8 +71,18 @@ static CUresult parse(const char *img, kc_mod *m)
                 snprintf(f->name, sizeof(f->name), "%s", name);
                 f->cost_ns = us * 1000ULL;
                 f->waves = waves;
+                kc__func_attr_init(f);
         }
         return m->n_funcs ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
+}
+
+CUresult kc__module_image_check(const char *img)
+{
+        kc_mod tmp = {0};
+        CUresult r = parse(img, &tmp);
+        free(tmp.funcs);
+        free(tmp.globals);
+        return r;
 }
 
 static void mod_free(kc_mod *m)
@@ -90,6 +90,7 @@ static void mod_free(kc_mod *m)
         if (!m)
                 return;
         kc__handle_del(m);
+        kc__mod_globals_free(m);
         for (size_t i = 0; i < m->n_funcs; i++)
                 kc__handle_del(&m->funcs[i]);
         free(m->funcs);
@@ -108,7 +109,8 @@ static CUresult load(CUmodule *module, const void *image)
         if (!m)
                 return CUDA_ERROR_OUT_OF_MEMORY;
         m->ctx = ctx;
-        if ((r = parse(image, m))) {
+        if ((r = parse(image, m)) || (r = kc__mod_globals_alloc(m))) {
+                kc__mod_globals_free(m);
                 free(m->funcs);
                 free(m);
                 return r;
@@ -207,10 +209,12 @@ KERF_CUDA_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code
         kc_mod tmp = {0};
         if ((r = parse(code, &tmp))) { /* reject bad images up front, as the driver does */
                 free(tmp.funcs);
+                free(tmp.globals);
                 free(l);
                 return r;
         }
         free(tmp.funcs);
+        free(tmp.globals);
         l->copy = strdup(code);
         if (!l->copy) {
                 free(l);
@@ -242,6 +246,7 @@ KERF_CUDA_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
                 CUresult r = load(&library->mod, library->copy);
                 if (r)
                         return r;
+                library->mod->lib = library;
         }
         *pMod = library->mod;
         return CUDA_SUCCESS;
@@ -313,7 +318,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
                 return CUDA_ERROR_INVALID_VALUE;
         if ((uint64_t)bx * by * bz > 1024 || bx > 1024 || by > 1024 || bz > 64)
                 return CUDA_ERROR_INVALID_VALUE;
-        if (smem > 232448)
+        /* Dynamic shared memory above 48 KiB needs the function's opt-in (cuFuncSetAttribute). */
+        if (smem > 232448 || smem > (unsigned)f->attrs.max_dyn_smem)
                 return CUDA_ERROR_INVALID_VALUE;
         if (params && extra)
                 return CUDA_ERROR_INVALID_VALUE;

@@ -21,6 +21,11 @@ typedef struct CUmemPoolHandle_st {
         kc_blk *free_list;
 } kc_pool;
 
+int kc__pool_dev(const struct CUmemPoolHandle_st *p)
+{
+        return p->destroyed ? -1 : p->dev;
+}
+
 static kc_pool *pool_new(int dev, bool is_default)
 {
         kc_pool *p = calloc(1, sizeof(*p));
@@ -225,7 +230,8 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, bool pt)
         if (r)
                 goto out;
         kc_alloc *a = kc__alloc_find(dptr);
-        if (!a || a->freeing || a->kind == KC_A_HOST || a->kind == KC_A_VMM) {
+        if (!a || a->freeing || a->kind == KC_A_HOST || a->kind == KC_A_VMM ||
+            a->kind == KC_A_HOSTREG) {
                 r = CUDA_ERROR_INVALID_VALUE;
                 goto out;
         }

@@ -7,16 +7,9 @@
 
 #include "mem.h"
 
-/* A physical allocation is a sparse memfd so that it can be mapped at reserved addresses. It
- * is charged to the device at create (host locations are never charged to a device) and
- * uncharged when it is released and no longer mapped, as the driver frees it. */
-typedef struct kc_vmm {
-        int fd;
-        size_t size;
-        int dev; /* -1: host location */
-        int refs;
-        bool released;
-} kc_vmm;
+/* A physical allocation (kc_vmm, mem.h) is a sparse memfd so that it can be mapped at reserved
+ * addresses. It is charged to the device at create (host locations are never charged to a
+ * device) and uncharged when it is released and no longer mapped, as the driver frees it. */
 
 typedef struct kc_resv {
         struct kc_resv *next;
@@ -108,6 +101,8 @@ KERF_CUDA_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size
         v->size = size;
         v->dev = dev;
         v->refs = 1;
+        v->handle_refs = 1;
+        v->prop = *prop;
         kc__handle_add(v, KC_H_VMM);
         kc__unlock();
         *handle = (CUmemGenericAllocationHandle)(uintptr_t)v;
@@ -125,8 +120,10 @@ KERF_CUDA_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
                 kc__unlock();
                 return CUDA_ERROR_INVALID_VALUE;
         }
-        v->released = true;
-        kc__handle_del(v);
+        if (--v->handle_refs == 0) { /* retained handles (vmm2.c) need a release each */
+                v->released = true;
+                kc__handle_del(v);
+        }
         vmm_put(v);
         kc__unlock();
         return CUDA_SUCCESS;
@@ -175,6 +172,16 @@ static kc_resv *resv_containing(CUdeviceptr p, size_t n)
                 if (p >= rv->base && p - rv->base <= rv->size && n <= rv->size - (p - rv->base))
                         return rv;
         return NULL;
+}
+
+bool kc__resv_find(CUdeviceptr p, CUdeviceptr *ret_base, size_t *ret_size)
+{
+        kc_resv *rv = resv_containing(p, 1);
+        if (rv) {
+                *ret_base = rv->base;
+                *ret_size = rv->size;
+        }
+        return rv != NULL;
 }
 
 static bool any_mapping_in(CUdeviceptr p, size_t n)

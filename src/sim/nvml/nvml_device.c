@@ -150,6 +150,14 @@ NVML_API nvmlReturn_t nvmlInit(void)
         return nvmlInit_v2();
 }
 
+/* pynvml's nvmlInit() calls this. NO_GPUS / NO_ATTACH change nothing here: a node without a
+ * simulated state still answers DRIVER_NOT_LOADED (no driver, not merely no GPUs). */
+NVML_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+        (void)flags;
+        return nvmlInit_v2();
+}
+
 NVML_API nvmlReturn_t nvmlShutdown(void)
 {
         nvmlReturn_t r = NVML_SUCCESS;
@@ -201,7 +209,7 @@ NVML_API const char *nvmlErrorString(nvmlReturn_t result)
         return "Unknown Error";
 }
 
-static nvmlReturn_t copy_str(char *buf, unsigned len, const char *s)
+nvmlReturn_t kerf__nvml_copy_str(char *buf, unsigned len, const char *s)
 {
         if (!buf)
                 return NVML_ERROR_INVALID_ARGUMENT;
@@ -219,7 +227,7 @@ NVML_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int len
                 return r;
         kerf_sim_node_info n;
         int rc = kerf_sim_node_get(g_st, &n);
-        r = rc < 0 ? kerf__nvml_err(rc) : copy_str(version, length, n.driver);
+        r = rc < 0 ? kerf__nvml_err(rc) : kerf__nvml_copy_str(version, length, n.driver);
         kerf__nvml_leave();
         return r;
 }
@@ -312,7 +320,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigne
         if (!(r = kerf__nvml_dev_check(device, false, NULL))) {
                 kerf_sim_target t = {device->gpu, device->gi, device->ci};
                 int rc = kerf_sim_target_uuid(g_st, t, buf, sizeof(buf));
-                r = rc < 0 ? kerf__nvml_err(rc) : copy_str(uuid, length, buf);
+                r = rc < 0 ? kerf__nvml_err(rc) : kerf__nvml_copy_str(uuid, length, buf);
         }
         kerf__nvml_leave();
         return r;
@@ -333,7 +341,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigne
                         snprintf(buf, sizeof(buf), "%s MIG %s", g.model->product, gi.profile->name);
                 else
                         snprintf(buf, sizeof(buf), "%s", g.model->product);
-                r = copy_str(name, length, buf);
+                r = kerf__nvml_copy_str(name, length, buf);
         }
         kerf__nvml_leave();
         return r;
@@ -501,7 +509,7 @@ out:
         return r;
 }
 
-static unsigned busy_pct(const kerf_sim_gpu_info *g)
+unsigned kerf__nvml_busy_pct(const kerf_sim_gpu_info *g)
 {
         unsigned pct = 0;
         if (!g->mig_enabled)
@@ -519,7 +527,7 @@ static nvmlReturn_t temp_of(nvmlDevice_t device, int *ret)
                 return r;
         if (device->gi >= 0)
                 return NVML_ERROR_NOT_SUPPORTED;
-        *ret = 32 + (int)g.index % 3 + (int)busy_pct(&g) * 40 / 100;
+        *ret = 32 + (int)g.index % 3 + (int)kerf__nvml_busy_pct(&g) * 40 / 100;
         return NVML_SUCCESS;
 }
 
@@ -572,7 +580,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int 
         else {
                 unsigned limit_mw = (g.model->power_limit_w ? g.model->power_limit_w : 300) * 1000u;
                 unsigned idle_mw = limit_mw / 10;
-                *power = idle_mw + (limit_mw - idle_mw) / 100u * busy_pct(&g);
+                *power = idle_mw + (limit_mw - idle_mw) / 100u * kerf__nvml_busy_pct(&g);
         }
 out:
         kerf__nvml_leave();
@@ -581,7 +589,7 @@ out:
 
 /* ---- running processes --------------------------------------------------------------------- */
 
-static nvmlReturn_t procs(nvmlDevice_t device, unsigned *count, void *infos, int ver)
+nvmlReturn_t kerf__nvml_procs(nvmlDevice_t device, unsigned *count, void *infos, int ver, bool none)
 {
         kerf_sim_gpu_info g;
         kerf_sim_proc_info p[KERF_SIM_MAX_PROCS];
@@ -591,8 +599,8 @@ static nvmlReturn_t procs(nvmlDevice_t device, unsigned *count, void *infos, int
                 return r;
         if (!count)
                 return NVML_ERROR_INVALID_ARGUMENT;
-        if ((r = kerf__nvml_err(
-                 kerf_sim_proc_list(g_st, device->gpu, device->gi, p, KERF_SIM_MAX_PROCS, &n))))
+        if (!none && (r = kerf__nvml_err(kerf_sim_proc_list(g_st, device->gpu, device->gi, p,
+                                                            KERF_SIM_MAX_PROCS, &n))))
                 return r;
         if (*count < n) {
                 *count = n;
@@ -624,7 +632,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t devic
         nvmlReturn_t r = kerf__nvml_enter();
         if (r)
                 return r;
-        r = procs(device, infoCount, infos, 3);
+        r = kerf__nvml_procs(device, infoCount, infos, 3, false);
         kerf__nvml_leave();
         return r;
 }
@@ -643,7 +651,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
         nvmlReturn_t r = kerf__nvml_enter();
         if (r)
                 return r;
-        r = procs(device, infoCount, infos, 1);
+        r = kerf__nvml_procs(device, infoCount, infos, 1, false);
         kerf__nvml_leave();
         return r;
 }

@@ -52,4 +52,27 @@ struct nvmlDevice_st *kerf__nvml_migdev(unsigned gpu, unsigned gi, unsigned ci);
  * With `live`, also GPU_IS_LOST for a lost GPU. Writes the GPU info when gi_out is not NULL. */
 nvmlReturn_t kerf__nvml_dev_check(nvmlDevice_t d, bool live, kerf_sim_gpu_info *ret);
 
+/* Copies `s` into an NVML string buffer: INVALID_ARGUMENT for NULL, INSUFFICIENT_SIZE when
+ * `len` cannot hold it with its NUL (buf untouched). */
+nvmlReturn_t kerf__nvml_copy_str(char *buf, unsigned len, const char *s);
+/* Simulated busy percent of a GPU over the last second (for clocks, power, temperature). */
+unsigned kerf__nvml_busy_pct(const kerf_sim_gpu_info *g);
+/* Running-process lists (compute, graphics, MPS): ver 1 = nvmlProcessInfo_v1_t, else
+ * nvmlProcessInfo_t. `none` answers an empty list (graphics and MPS are not simulated). */
+nvmlReturn_t kerf__nvml_procs(nvmlDevice_t device, unsigned *count, void *infos, int ver,
+                              bool none);
+
+/* Enters the library and checks a device query, in NVML's order: UNINITIALIZED, the handle
+ * (INVALID_ARGUMENT, GPU_IS_LOST), a NULL `out` (INVALID_ARGUMENT), then NOT_SUPPORTED for a
+ * MIG device handle unless `mig_ok`. Writes the GPU's info to *g. On NVML_SUCCESS the caller
+ * must leave (kerf__nvml_leave_r); on failure it has left already. */
+nvmlReturn_t kerf__nvml_enter_dev(nvmlDevice_t d, const void *out, bool mig_ok,
+                                  kerf_sim_gpu_info *g);
+/* kerf__nvml_leave(), then returns r. */
+static inline nvmlReturn_t kerf__nvml_leave_r(nvmlReturn_t r)
+{
+        kerf__nvml_leave();
+        return r;
+}
+
 #endif /* KERF_SIM_NVML_INTERNAL_H */

@@ -295,6 +295,41 @@ static void test_env_slice_contract(void **state)
         kerf_exec_env_free(env);
 }
 
+/* Simulated fleet: KERF_SIM_DIR from kerfd (a submitted one is dropped), kerfd's library
+ * dir first in LD_LIBRARY_PATH, the task's own entries after it. */
+static void test_env_sim(void **state)
+{
+        struct fx *f = *state;
+        const char *argv[] = {PROBE, "env", NULL};
+        const char *env[] = {"LD_LIBRARY_PATH=/opt/l", "KERF_SIM_DIR=/forged", NULL};
+        kerf_exec_spec sp = {.task_id = 12,
+                             .argv = argv,
+                             .env = env,
+                             .sim_dir = "/var/lib/kerf/sim",
+                             .lib_dir = "/usr/lib/kerf"};
+        kerf_exec_proc p;
+        kerf_exec_exit e = {0};
+        static char buf[16384];
+
+        assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
+        assert_int_equal(run_to_end(f->ex, 12, 5000, &e), 0);
+        assert_true(slurp(p.stdout_path, buf, sizeof(buf)) > 0);
+        assert_non_null(strstr(buf, "KERF_SIM_DIR=/var/lib/kerf/sim\n"));
+        assert_non_null(strstr(buf, "LD_LIBRARY_PATH=/usr/lib/kerf:/opt/l\n"));
+        assert_null(strstr(buf, "/forged"));
+        /* without a task value: the library dir alone */
+        sp.env = NULL;
+        sp.task_id = 13;
+        assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
+        assert_int_equal(run_to_end(f->ex, 13, 5000, &e), 0);
+        assert_true(slurp(p.stdout_path, buf, sizeof(buf)) > 0);
+        assert_non_null(strstr(buf, "LD_LIBRARY_PATH=/usr/lib/kerf\n"));
+        /* a library dir that would split the search path is refused */
+        sp.task_id = 14;
+        sp.lib_dir = "/a:/b";
+        assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), -EINVAL);
+}
+
 static void test_cwd_and_path(void **state)
 {
         struct fx *f = *state;
@@ -488,6 +523,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_logs, setup, teardown),
             cmocka_unit_test_setup_teardown(test_env_clean, setup, teardown),
             cmocka_unit_test_setup_teardown(test_env_slice_contract, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_env_sim, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cwd_and_path, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cancel_group, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cancel_graceful, setup, teardown),

@@ -59,7 +59,66 @@
         X(nvmlDeviceRegisterEvents) \
         X(nvmlEventSetWait_v2) \
         X(nvmlEventSetWait) \
-        X(nvmlEventSetFree)
+        X(nvmlEventSetFree) \
+        X(nvmlInitWithFlags) \
+        X(nvmlSystemGetNVMLVersion) \
+        X(nvmlSystemGetProcessName) \
+        X(nvmlDeviceGetHandleByPciBusId_v2) \
+        X(nvmlDeviceGetHandleByPciBusId) \
+        X(nvmlDeviceGetIndex) \
+        X(nvmlDeviceGetCudaComputeCapability) \
+        X(nvmlDeviceGetArchitecture) \
+        X(nvmlDeviceGetBrand) \
+        X(nvmlDeviceGetSerial) \
+        X(nvmlDeviceGetBoardPartNumber) \
+        X(nvmlDeviceGetVbiosVersion) \
+        X(nvmlDeviceGetNumGpuCores) \
+        X(nvmlDeviceGetNumaNodeId) \
+        X(nvmlDeviceGetAttributes_v2) \
+        X(nvmlDeviceGetAttributes) \
+        X(nvmlDeviceGetClockInfo) \
+        X(nvmlDeviceGetMaxClockInfo) \
+        X(nvmlDeviceGetClock) \
+        X(nvmlDeviceGetMaxCustomerBoostClock) \
+        X(nvmlDeviceGetApplicationsClock) \
+        X(nvmlDeviceGetDefaultApplicationsClock) \
+        X(nvmlDeviceGetCurrentClocksEventReasons) \
+        X(nvmlDeviceGetCurrentClocksThrottleReasons) \
+        X(nvmlDeviceGetSupportedClocksEventReasons) \
+        X(nvmlDeviceGetSupportedClocksThrottleReasons) \
+        X(nvmlDeviceGetPerformanceState) \
+        X(nvmlDeviceGetPowerState) \
+        X(nvmlDeviceGetEnforcedPowerLimit) \
+        X(nvmlDeviceGetPowerManagementLimit) \
+        X(nvmlDeviceGetPowerManagementDefaultLimit) \
+        X(nvmlDeviceGetPowerManagementLimitConstraints) \
+        X(nvmlDeviceGetPowerManagementMode) \
+        X(nvmlDeviceGetTotalEnergyConsumption) \
+        X(nvmlDeviceGetFanSpeed) \
+        X(nvmlDeviceGetFanSpeed_v2) \
+        X(nvmlDeviceGetNumFans) \
+        X(nvmlDeviceGetPersistenceMode) \
+        X(nvmlDeviceGetComputeMode) \
+        X(nvmlDeviceGetDisplayMode) \
+        X(nvmlDeviceGetDisplayActive) \
+        X(nvmlDeviceGetEccMode) \
+        X(nvmlDeviceGetBAR1MemoryInfo) \
+        X(nvmlDeviceGetCurrPcieLinkGeneration) \
+        X(nvmlDeviceGetCurrPcieLinkWidth) \
+        X(nvmlDeviceGetMaxPcieLinkGeneration) \
+        X(nvmlDeviceGetGpuMaxPcieLinkGeneration) \
+        X(nvmlDeviceGetMaxPcieLinkWidth) \
+        X(nvmlDeviceGetEncoderUtilization) \
+        X(nvmlDeviceGetDecoderUtilization) \
+        X(nvmlDeviceGetGraphicsRunningProcesses_v3) \
+        X(nvmlDeviceGetGraphicsRunningProcesses_v2) \
+        X(nvmlDeviceGetGraphicsRunningProcesses) \
+        X(nvmlDeviceGetMPSComputeRunningProcesses_v3) \
+        X(nvmlDeviceGetMPSComputeRunningProcesses_v2) \
+        X(nvmlDeviceGetMPSComputeRunningProcesses) \
+        X(nvmlDeviceGetP2PStatus) \
+        X(nvmlDeviceGetTopologyCommonAncestor) \
+        X(nvmlDeviceGetNvLinkState)
 /* clang-format on */
 
 struct nvml_api {
@@ -82,5 +141,8 @@ struct nvml_fx {
 /* The MIG lifecycle tests (test_nvml_mig.c). */
 extern const struct CMUnitTest nvml_mig_tests[];
 extern const size_t nvml_mig_tests_n;
+/* The further device/system queries (test_nvml_query.c). */
+extern const struct CMUnitTest nvml_query_tests[];
+extern const size_t nvml_query_tests_n;
 
 #endif /* KERF_NVML_TEST_API_H */

@@ -312,9 +312,10 @@ static void test_engine_util(void **state)
         assert_int_equal(kerf_sim_util_samples(fx->st, 1, 0, s, 4, &n), 0);
         assert_int_equal(n, 1);
         assert_int_equal(s[0].pid, me);
-        assert_true(s[0].sm_pct >= 20 && s[0].sm_pct <= 50);
+        /* the sample covers the 1 s sample period before the activity; before attach is idle */
+        assert_int_equal(s[0].sm_pct, 20);
         assert_int_equal(kerf_sim_util_gpu(fx->st, 1, 1000, &pct), 0);
-        assert_true(pct >= 10 && pct <= 50);
+        assert_true(pct >= 19 && pct <= 21);
         assert_int_equal(kerf_sim_util_samples(fx->st, 1, kerf_sim_now_us() + 1000000, s, 4, &n),
                          0);
         assert_int_equal(n, 0);
@@ -322,6 +323,74 @@ static void test_engine_util(void **state)
         assert_int_equal(kerf_sim_proc_list(fx->st, 1, -1, &p, 1, &n), 0);
         assert_int_equal(p.engine_ns, 200000000ULL);
         assert_int_equal(kerf_sim_util_samples(fx->st, 9, 0, s, 4, &n), -ENOENT);
+        /* a process that ran at all in its sample period never reports 0 (1 ms in 1 s) */
+        kerf_sim_target g2 = {2, -1, -1};
+        assert_int_equal(kerf_sim_engine_account(fx->st, getppid(), g2, 1000000ULL), 0);
+        assert_int_equal(kerf_sim_util_samples(fx->st, 2, 0, s, 4, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(s[0].pid, getppid());
+        assert_int_equal(s[0].sm_pct, 1);
+        assert_int_equal(kerf_sim_proc_detach_all(fx->st, getppid()), 1);
+}
+
+static void sleep_ms(long ms)
+{
+        struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&d, NULL);
+}
+
+/* Keeps (pid, t) saturated for `ms`: accounts the wall time that passed every few ms, as the
+ * engine does after each slice of a process that always has kernels. */
+static void busy_for(kerf_sim *st, pid_t pid, kerf_sim_target t, uint64_t ms)
+{
+        uint64_t t0 = kerf_sim_now_us(), prev = t0;
+        while (prev < t0 + ms * 1000ULL) {
+                sleep_ms(5);
+                uint64_t now = kerf_sim_now_us();
+                assert_int_equal(kerf_sim_engine_account(st, pid, t, (now - prev) * 1000ULL), 0);
+                prev = now;
+        }
+}
+
+/* Busy, idle, busy: a sample covers the sample period before the process's last activity, so
+ * neither the idle gap nor the earlier busy phase dilutes it, whatever lastSeenTimeStamp. */
+static void test_util_idle_gap(void **state)
+{
+        struct fx *fx = *state;
+        kerf_sim_target g1 = {1, -1, -1};
+        kerf_sim_util_sample s[4];
+        unsigned n, pct;
+        pid_t me = getpid();
+        assert_int_equal(kerf_sim_proc_attach(fx->st, me, g1), 0);
+        busy_for(fx->st, me, g1, 300);
+        uint64_t before_gap = kerf_sim_now_us() - 100000; /* seen during the first phase */
+        sleep_ms(1200);
+        uint64_t in_gap = kerf_sim_now_us() - 300000; /* seen during the idle gap */
+        busy_for(fx->st, me, g1, 1100);
+        uint64_t end = kerf_sim_now_us();
+        const uint64_t since[] = {0, before_gap, in_gap};
+        for (unsigned i = 0; i < 3; i++) {
+                assert_int_equal(kerf_sim_util_samples(fx->st, 1, since[i], s, 4, &n), 0);
+                assert_int_equal(n, 1);
+                print_message("since %u: %u%%\n", i, s[0].sm_pct);
+                assert_true(s[0].sm_pct >= 97);
+                assert_true(s[0].ts_us <= end && s[0].ts_us + 20000 >= end);
+        }
+        assert_int_equal(kerf_sim_util_gpu(fx->st, 1, 1000, &pct), 0);
+        assert_true(pct >= 97);
+        /* idle again: the sample stays the one taken at the last activity; nothing newer */
+        uint64_t ts = s[0].ts_us;
+        sleep_ms(400);
+        assert_int_equal(kerf_sim_util_samples(fx->st, 1, 0, s, 4, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(s[0].ts_us, ts);
+        assert_true(s[0].sm_pct >= 97);
+        assert_int_equal(kerf_sim_util_samples(fx->st, 1, ts, s, 4, &n), 0);
+        assert_int_equal(n, 0);
+        /* the GPU's last second now holds ~600 ms of device time */
+        assert_int_equal(kerf_sim_util_gpu(fx->st, 1, 1000, &pct), 0);
+        print_message("GPU after 400 ms idle: %u%%\n", pct);
+        assert_true(pct >= 50 && pct <= 70);
 }
 
 static void test_faults(void **state)
@@ -400,6 +469,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_concurrent_charge, setup, teardown),
             cmocka_unit_test_setup_teardown(test_killed_lock_holder, setup, teardown),
             cmocka_unit_test_setup_teardown(test_engine_util, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_util_idle_gap, setup, teardown),
             cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
             cmocka_unit_test_setup_teardown(test_upgrade_reset, setup, teardown),
         };

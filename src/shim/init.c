@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* init.c - lazy per-process init, cuInit, the background thread, fork and exit */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "syms.h"
+
+/*
+ * Call graph:
+ *
+ *   any wrapper / cuInit
+ *     ks__ensure()                 fast path: one atomic load of ks.ready
+ *       init_locked()              once per process (again in a fork child)
+ *         ks__real_resolve()       real.c: dlopen libcuda.so.1, fill ks_real
+ *         map_region()             KERF_SLICE_REGION, checked (mode, ABI, sane limits)
+ *         ks__slot_claim()         region.c: CAS pid 0 -> getpid() (contract rule 2)
+ *         ks__mem_init()           mem.c: KERF_SHIM_CTX_OVERHEAD_MIB
+ *         ks__limiter_init()       limiter.c (weak default here)
+ *         pthread_create(ticker)   KS_TICK_MS: ks__limiter_tick; every 250 ms: heartbeat,
+ *                                  ks__reclaim_dead, ks__mem_tick
+ *         atexit(on_exit) / pthread_atfork(...)   registered once per process image
+ *
+ * Failure (no region, foreign ABI, open to others, insane limits, no slot, no driver):
+ * ks.ready = -1, one line on stderr, every wrapper answers CUDA_ERROR_NOT_INITIALIZED. The
+ * shim never aborts or exits: it lives in the task's process.
+ */
+
+ks_state ks;
+
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int reported;
+static bool handlers_registered;
+static pthread_t ticker;
+static _Atomic int ticker_stop;
+
+/* ---- weak defaults for the compute limiter (limiter.c overrides them) ---- */
+
+__attribute__((weak)) void ks__limiter_init(void)
+{
+}
+
+__attribute__((weak)) void ks__limiter_tick(uint64_t now_ns)
+{
+        (void)now_ns;
+}
+
+/* ---- the region ---- */
+
+#define KS_SANE_MAX_BYTES (1ull << 50) /* 1 PiB: no GPU has more; a larger value is a lie */
+
+/* Reads the header of a file that failed kerf_slice_region_map to say what it is. */
+static void explain_foreign(const char *path, int err)
+{
+        struct stat st;
+        if (stat(path, &st) == 0 && (st.st_mode & 0007)) {
+                snprintf(ks.err, sizeof(ks.err),
+                         "slice region %s is accessible to other users (mode %03o); refusing it",
+                         path, (unsigned)(st.st_mode & 0777));
+                return;
+        }
+        if (err != -EPROTO) {
+                snprintf(ks.err, sizeof(ks.err), "cannot map slice region %s: %s", path,
+                         strerror(-err));
+                return;
+        }
+        uint64_t magic = 0;
+        uint32_t abi = 0;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0) {
+                if (pread(fd, &magic, sizeof(magic), 0) != sizeof(magic) ||
+                    pread(fd, &abi, sizeof(abi), 8) != sizeof(abi))
+                        magic = 0;
+                close(fd);
+        }
+        if (magic != KERF_SLICE_MAGIC)
+                snprintf(ks.err, sizeof(ks.err), "%s is not a kerf slice region", path);
+        else if (abi != KERF_SLICE_ABI_VERSION)
+                snprintf(ks.err, sizeof(ks.err),
+                         "slice region %s has ABI version %u; this shim speaks %u", path, abi,
+                         KERF_SLICE_ABI_VERSION);
+        else
+                snprintf(ks.err, sizeof(ks.err),
+                         "slice region %s has the wrong size or layout for ABI %u", path,
+                         KERF_SLICE_ABI_VERSION);
+}
+
+/* Limits kerfd would never write: a region that claims them is not trusted. */
+static bool limits_sane(const struct kerf_slice_region *r)
+{
+        uint64_t lim = atomic_load(&r->limits.memory_limit);
+        uint64_t dev = atomic_load(&r->limits.device_memory);
+        uint32_t pct = atomic_load(&r->limits.compute_pct);
+        uint32_t lpct = atomic_load(&r->limits.compute_limit_pct);
+        uint32_t apct = atomic_load(&r->limits.compute_allowed_pct);
+        uint32_t win = atomic_load(&r->limits.window_ms);
+        if (!lim || lim > KS_SANE_MAX_BYTES || !dev || dev > KS_SANE_MAX_BYTES) {
+                snprintf(ks.err, sizeof(ks.err),
+                         "slice region has insane memory limits (limit %llu, device %llu bytes)",
+                         (unsigned long long)lim, (unsigned long long)dev);
+                return false;
+        }
+        if (pct > 100 || lpct > 100 || lpct < pct || apct > 100 || !win || win > 60000) {
+                snprintf(ks.err, sizeof(ks.err),
+                         "slice region has insane compute limits (%u%%, ceiling %u%%, allowed "
+                         "%u%%, window %u ms)",
+                         pct, lpct, apct, win);
+                return false;
+        }
+        return true;
+}
+
+static int map_region(void)
+{
+        const char *path = getenv("KERF_SLICE_REGION");
+        const char *abi = getenv("KERF_SLICE_ABI");
+        if (!path || !*path) {
+                snprintf(ks.err, sizeof(ks.err),
+                         "KERF_SLICE_REGION is not set: this process is not in a kerf slice%s",
+                         abi ? "" : " (libkerf-cuda.so is only preloaded into slices)");
+                return -1;
+        }
+        if (abi && strtoul(abi, NULL, 10) != KERF_SLICE_ABI_VERSION) {
+                snprintf(ks.err, sizeof(ks.err), "KERF_SLICE_ABI=%s but this shim speaks ABI %u",
+                         abi, KERF_SLICE_ABI_VERSION);
+                return -1;
+        }
+        struct kerf_slice_region *r = NULL;
+        int err = kerf_slice_region_map(path, true, &r);
+        if (err < 0) {
+                explain_foreign(path, err);
+                return -1;
+        }
+        if (!limits_sane(r)) {
+                kerf_slice_region_unmap(r);
+                return -1;
+        }
+        /* KERF_SLICE_* variables are a convenience; the region wins (docs/SHIM-CONTRACT.md). */
+        ks.region = r;
+        return 0;
+}
+
+/* ---- the background thread ---- */
+
+static void *ticker_main(void *arg)
+{
+        (void)arg;
+        uint64_t last_slow = 0;
+        struct timespec ts = {0, (long)KS_TICK_MS * 1000000L};
+        while (!atomic_load_explicit(&ticker_stop, memory_order_relaxed)) {
+                uint64_t now = ks__now_ns();
+                ks__limiter_tick(now);
+                /* "at least once a second": every 250 ms leaves room for a stalled host. */
+                if (now - last_slow >= 250000000ull) {
+                        last_slow = now;
+                        ks__heartbeat(now);
+                        ks__reclaim_dead();
+                        ks__mem_tick(now);
+                }
+                nanosleep(&ts, NULL);
+        }
+        return NULL;
+}
+
+static int start_ticker(void)
+{
+        sigset_t all, old;
+        sigfillset(&all);
+        /* The thread must never take the application's signals. */
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        atomic_store(&ticker_stop, 0);
+        int err = pthread_create(&ticker, NULL, ticker_main, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (err) {
+                snprintf(ks.err, sizeof(ks.err), "cannot start the shim's thread: %s",
+                         strerror(err));
+                return -1;
+        }
+        pthread_detach(ticker);
+        return 0;
+}
+
+/* ---- exit and fork ---- */
+
+static void on_exit_handler(void)
+{
+        if (ks.pid != getpid() || atomic_load(&ks.ready) != 1)
+                return;
+        atomic_store(&ticker_stop, 1);
+        /* Accounting off first: a release racing with the slot's hand-back would otherwise
+         * subtract the same bytes twice from memory_charged. */
+        atomic_store(&ks.exited, 1);
+        ks__mem_exit();
+        ks__slot_free();
+}
+
+static void atfork_prepare(void)
+{
+        ks__mem_atfork_prepare();
+        pthread_mutex_lock(&init_mu);
+}
+
+static void atfork_parent(void)
+{
+        pthread_mutex_unlock(&init_mu);
+        ks__mem_atfork_parent();
+}
+
+/* The child is a new process of the task: it forgets the parent's slot and charges (the
+ * parent still owns them) and re-initialises on its first CUDA call. The parent's
+ * background thread does not exist in the child; re-init starts its own. */
+static void atfork_child(void)
+{
+        pthread_mutex_init(&init_mu, NULL);
+        ks__mem_atfork_child();
+        if (ks.region)
+                kerf_slice_region_unmap(ks.region);
+        ks.region = NULL;
+        ks.slot = NULL;
+        ks.slot_index = -1;
+        ks.err[0] = 0;
+        atomic_store(&reported, 0);
+        atomic_store(&ks.exited, 0);
+        atomic_store(&ks.ready, 0);
+}
+
+/* ---- init ---- */
+
+static int init_locked(void)
+{
+        ks.pid = getpid();
+        if (ks__real_resolve() < 0)
+                return -1;
+        if (!ks_real.cuInit) {
+                snprintf(ks.err, sizeof(ks.err), "libcuda.so.1 does not export cuInit");
+                return -1;
+        }
+        if (map_region() < 0)
+                return -1;
+        if (ks__slot_claim() < 0)
+                goto fail;
+        ks__mem_init();
+        ks__limiter_init();
+        if (start_ticker() < 0) {
+                ks__slot_free();
+                goto fail;
+        }
+        ks__heartbeat(ks__now_ns());
+        if (!handlers_registered) {
+                handlers_registered = true;
+                atexit(on_exit_handler);
+                pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+        }
+        return 0;
+fail:
+        kerf_slice_region_unmap(ks.region);
+        ks.region = NULL;
+        ks.slot = NULL;
+        return -1;
+}
+
+static void report(void)
+{
+        if (atomic_exchange(&reported, 1))
+                return;
+        char line[320];
+        int n = snprintf(line, sizeof(line), "kerf-shim: CUDA disabled in pid %d: %s\n",
+                         (int)getpid(), ks.err[0] ? ks.err : "initialisation failed");
+        if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+                return;
+}
+
+CUresult ks__ensure(void)
+{
+        int s = atomic_load_explicit(&ks.ready, memory_order_acquire);
+        if (s == 1)
+                return CUDA_SUCCESS;
+        if (s == 0) {
+                pthread_mutex_lock(&init_mu);
+                s = atomic_load(&ks.ready);
+                if (s == 0) {
+                        s = init_locked() == 0 ? 1 : -1;
+                        atomic_store_explicit(&ks.ready, s, memory_order_release);
+                }
+                pthread_mutex_unlock(&init_mu);
+                if (s == 1)
+                        return CUDA_SUCCESS;
+        }
+        report();
+        return CUDA_ERROR_NOT_INITIALIZED;
+}
+
+KS_EXPORT CUresult cuInit(unsigned int Flags)
+{
+        CUresult r = ks__ensure();
+        if (r != CUDA_SUCCESS)
+                return r;
+        return ks_real.cuInit(Flags);
+}
