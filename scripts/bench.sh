@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench.sh - runs every benchmark (issue 2 §6, issue 4 §12) and prints the results: scripts/bench.sh BUILD
+# bench.sh - runs every benchmark (issue 2 §6, issue 4 §12, issue 7 §8) and prints the results: scripts/bench.sh BUILD
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -30,3 +30,15 @@ else
         echo "bench.sh: $B/bench_kerfd missing: build the 'benchmarks' target first" >&2
         exit 1
 fi
+echo "== e. the shim (libkerf-cuda.so) on the simulated driver: launch cost and share accuracy"
+for b in bench_launch bench_mem bench_init; do
+        if [ ! -x "$B/$b" ]; then
+                echo "bench.sh: $B/$b missing: build the 'benchmarks' target first" >&2
+                exit 1
+        fi
+done
+"$B/bench_launch"
+echo "== f. the shim: added cost per allocate/free pair"
+"$B/bench_mem"
+echo "== g. the shim: cuInit to first allocation, 256 processes at once"
+"$B/bench_init" --procs 256 --rounds 2

@@ -59,6 +59,26 @@ kerf() { "$BIN/kerf" --socket "$SOCK" "$@"; }
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 long='echo "$KERF_TASK_ID on ${CUDA_VISIBLE_DEVICES:-?}"; sleep 3600'
 
+# A software slice enforced by the shim (libkerf-cuda.so) on a CUDA driver-API program: the
+# probe fills GPU memory until the driver refuses (it stops at the 4 GiB cap, not at the
+# 141 GiB of the H200), then spins kernels for 3 s and reports the share it got (30 %).
+SPIN="$BIN/../tests/gpu_spin"
+IMG="$ROOT/tests/gpu/spin.kerfsim"
+case "$BUILD" in /*) LIB="$BUILD/lib" ;; *) LIB="$ROOT/$BUILD/lib" ;; esac
+# On the simulated fleet the probe loads a simulator module image; on a real GPU its PTX.
+# (the simulated spin kernel lasts 2 ms of device time: no calibration needed)
+IMGARG="" SHAREARG=""
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+	IMGARG="--image '$IMG'" SHAREARG="--kernel-us 2000 --cycles 1"
+fi
+if [ -x "$SPIN" ] && [ -r "$LIB/libkerf-cuda.so" ]; then
+	say "a 4 GiB / 30 % software slice, enforced by the shim, on a CUDA driver-API program"
+	kerf run --tenant research --workload dev --route slice --memory 4GiB --compute 30 \
+		--priority 90 --name shim-demo -- /bin/sh -c \
+		"'$SPIN' $IMGARG info && '$SPIN' $IMGARG memcap --chunk-mib 256 &&
+		 '$SPIN' $IMGARG share --seconds 3 $SHAREARG" || true
+fi
+
 say "a short mixed workload from three tenants"
 kerf submit --tenant research --queue train --workload training --gpus 2 --priority 50 \
 	--name llm-pretrain -- /bin/sh -c "$long"

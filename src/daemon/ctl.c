@@ -407,12 +407,11 @@ bool kerfd__resume_preempted(kerfd_node *n, dtask *t)
             t->units[0].gpu == t->preempt_gpu) {
                 struct kerf_slice_region *r = t->region;
                 const dunit *u = &t->units[0];
-                uint32_t pct =
-                    u->kind == KERF_UNIT_TSLICE ? 0 : (u->compute > 100 ? 100 : u->compute);
-                uint32_t lim = u->compute_limit > pct ? u->compute_limit : 100;
+                uint32_t pct, lim;
+                kerfd__slice_compute(u, &pct, &lim);
                 atomic_store(&r->limits.memory_limit, u->mem);
                 atomic_store(&r->limits.compute_pct, pct);
-                atomic_store(&r->limits.compute_limit_pct, lim > 100 ? 100 : lim);
+                atomic_store(&r->limits.compute_limit_pct, lim);
                 atomic_store(&r->limits.compute_allowed_pct, pct);
                 if (u->kind == KERF_UNIT_TSLICE)
                         atomic_fetch_or(&r->limits.flags, KERF_SLICE_F_TSLICE);

@@ -185,12 +185,7 @@ static bool exec_unit(kerfd_node *n, const dtask *t, kerf_exec_unit *u, char *vi
                 u->shim_path = t->unenforced && u->kind != KERF_UNIT_MPS ? "" : n->shim_path;
                 u->region_path = t->region_path;
                 u->memory_limit = t->units[0].mem;
-                u->compute_pct = t->units[0].compute;
-                u->compute_limit_pct = t->units[0].compute_limit > t->units[0].compute
-                                           ? t->units[0].compute_limit
-                                           : t->units[0].compute;
-                if (u->compute_limit_pct == 0)
-                        u->compute_limit_pct = 100;
+                kerfd__slice_compute(&t->units[0], &u->compute_pct, &u->compute_limit_pct);
                 if (u->kind == KERF_UNIT_MPS)
                         u->mps_thread_pct = u->compute_pct;
         }

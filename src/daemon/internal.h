@@ -196,6 +196,11 @@ void kerfd__fault_restore(kerfd_node *n); /* recovery: GPUs/units left out of se
 int kerfd__gpu_recover(kerfd_node *n, unsigned gpu, const char *actor, char *msg, size_t msglen);
 
 /* slice.c: the per-slice shared region (slice_abi.h) and the device fence of a task */
+/* The compute share (guarantee) and burst ceiling a unit's region carries: one rule for start,
+ * resume and the environment. A slice without a burst limit is capped at its guarantee (a
+ * share is a promise both ways); one without a guarantee (best effort) may use the whole GPU;
+ * a time-slice share has no compute reservation (pct 0, ceiling 100). */
+void kerfd__slice_compute(const dunit *u, uint32_t *ret_pct, uint32_t *ret_limit);
 int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size_t errlen);
 void kerfd__slice_open(kerfd_node *n, dtask *t); /* recovery: map an existing region */
 void kerfd__slice_remove(kerfd_node *n, dtask *t);

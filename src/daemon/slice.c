@@ -22,6 +22,17 @@
  *   reclamation   -> kerfd__slice_remove   (task end, and a requeue once the process is gone)
  */
 
+void kerfd__slice_compute(const dunit *u, uint32_t *ret_pct, uint32_t *ret_limit)
+{
+        uint32_t pct = u->kind == KERF_UNIT_TSLICE ? 0 : (u->compute > 100 ? 100 : u->compute);
+        uint32_t lim = u->compute_limit > pct ? u->compute_limit : pct;
+
+        if (u->kind == KERF_UNIT_TSLICE || pct == 0)
+                lim = 100;
+        *ret_pct = pct;
+        *ret_limit = lim > 100 ? 100 : lim;
+}
+
 int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size_t errlen)
 {
         struct kerf_slice_init in;
@@ -34,10 +45,7 @@ int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size
         memset(&in, 0, sizeof(in));
         in.memory_limit = u->mem;
         in.device_memory = u->gpu < n->fleet->n_gpus ? n->fleet->gpus[u->gpu].model->mem_bytes : 0;
-        in.compute_pct = u->kind == KERF_UNIT_TSLICE ? 0 : (u->compute > 100 ? 100 : u->compute);
-        in.compute_limit_pct = u->compute_limit > in.compute_pct ? u->compute_limit : 100;
-        if (in.compute_limit_pct > 100)
-                in.compute_limit_pct = 100;
+        kerfd__slice_compute(u, &in.compute_pct, &in.compute_limit_pct);
         in.flags = u->kind == KERF_UNIT_TSLICE ? KERF_SLICE_F_TSLICE
                    : u->kind == KERF_UNIT_MPS  ? KERF_SLICE_F_MPS
                                                : 0;

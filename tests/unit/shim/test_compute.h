@@ -222,6 +222,7 @@ static inline int ct_spawn(ct_node *nd, int gpu, unsigned pct, unsigned lim, int
         envp[ne++] = lib;
         envp[ne++] = "KERF_SLICE_ABI=2";
         envp[ne++] = "KERF_SIM_CTX_OVERHEAD_MIB=300";
+        envp[ne++] = "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"; /* ASan builds */
         char extra[256];
         snprintf(extra, sizeof(extra), "%s", extra_env ? extra_env : "");
         for (char *sv, *w = strtok_r(extra, " ", &sv); w && ne < 60; w = strtok_r(NULL, " ", &sv))
