@@ -72,3 +72,16 @@ out:
         close(fd);
         return rc;
 }
+
+ssize_t kerf_file_read_small(const char *path, char *buf, size_t len)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        ssize_t n = read(fd, buf, len - 1);
+        close(fd);
+        if (n < 0)
+                return -1;
+        buf[n] = '\0';
+        return n;
+}

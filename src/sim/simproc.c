@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "internal.h"
 #include "kerf/errno.h"
 
@@ -16,26 +17,13 @@ void kerf__sim_clear_slot(struct sim_slot *s)
         memset(s, 0, sizeof(*s));
 }
 
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -1;
-        ssize_t n = read(fd, buf, len - 1);
-        close(fd);
-        if (n < 0)
-                return -1;
-        buf[n] = '\0';
-        return n;
-}
-
 /* Start time of `pid` in clock ticks since boot (field 22 of /proc/pid/stat), 0 if unknown.
  * Used to tell a live process from a new one that reused a dead one's pid. */
 static uint64_t proc_starttime(pid_t pid)
 {
         char path[64], buf[1024];
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        if (read_small(path, buf, sizeof(buf)) <= 0)
+        if (kerf_file_read_small(path, buf, sizeof(buf)) <= 0)
                 return 0;
         char *p = strrchr(buf, ')');
         if (!p)
@@ -53,7 +41,7 @@ static void proc_comm(pid_t pid, char out[16])
         char path[64], buf[64];
         snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
         memset(out, 0, 16);
-        if (read_small(path, buf, sizeof(buf)) <= 0)
+        if (kerf_file_read_small(path, buf, sizeof(buf)) <= 0)
                 return;
         buf[strcspn(buf, "\n")] = '\0';
         buf[15] = '\0';

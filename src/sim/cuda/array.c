@@ -4,6 +4,8 @@
 
 #include "mem.h"
 
+#include "cuda_array_size.h" /* after mem.h, which sets the driver's KERF_CUDA_EXPORT */
+
 typedef struct kc_arr {
         struct kc_arr *next;
         int kind; /* KC_H_ARRAY or KC_H_MIPMAP */
@@ -15,36 +17,14 @@ typedef struct kc_arr {
 
 static kc_arr *arrays;
 
-static size_t elem_size(CUarray_format f)
-{
-        switch (f) {
-        case CU_AD_FORMAT_UNSIGNED_INT8:
-        case CU_AD_FORMAT_SIGNED_INT8:
-                return 1;
-        case CU_AD_FORMAT_UNSIGNED_INT16:
-        case CU_AD_FORMAT_SIGNED_INT16:
-        case CU_AD_FORMAT_HALF:
-                return 2;
-        case CU_AD_FORMAT_UNSIGNED_INT32:
-        case CU_AD_FORMAT_SIGNED_INT32:
-        case CU_AD_FORMAT_FLOAT:
-                return 4;
-        default:
-                return 0;
-        }
-}
-
-/* Bytes of a w x h x d array (0 dims count as 1), or 0 when the descriptor is invalid. */
+/* Bytes of a w x h x d array (0 dims count as 1), or 0 when the descriptor is invalid: an
+ * unknown format, a channel count other than 1, 2 or 4, or a size too large to describe. */
 static size_t desc_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch)
 {
-        size_t es = elem_size(f);
-        if (!w || !es || (ch != 1 && ch != 2 && ch != 4))
+        if (ch != 1 && ch != 2 && ch != 4)
                 return 0;
-        size_t n = w, dims[] = {h ? h : 1, d ? d : 1, es, ch};
-        for (unsigned i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
-                if (__builtin_mul_overflow(n, dims[i], &n))
-                        return 0; /* too large to describe: invalid */
-        return n;
+        uint64_t n = kerf_cuda_array_bytes(w, h, d, f, ch, 0);
+        return n > SIZE_MAX ? 0 : (size_t)n;
 }
 
 static CUresult arr_new(int kind, size_t bytes, void **ret)

@@ -6,6 +6,7 @@
 
 #include "legacy.h"
 #include "mem.h"
+#include "pci_bus_id.h"
 
 /* Per-context settings, kept beside the context record (internal.h) in a small table: a
  * process has few contexts. Guarded by kc_g.mu; ctx_free forgets an entry. */
@@ -172,7 +173,7 @@ KERF_CUDA_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
         CUresult r = kc__ctx_require(&ctx);
         if (r)
                 return r;
-        if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL)
+        if (!kc_cache_config_ok(config))
                 return CUDA_ERROR_INVALID_VALUE;
         kc__lock();
         ctx_extra *x = extra_of(ctx);
@@ -202,8 +203,7 @@ KERF_CUDA_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
         CUresult r = kc__ctx_require(&ctx);
         if (r)
                 return r;
-        if (config < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ||
-            config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+        if (!kc_shmem_config_ok(config))
                 return CUDA_ERROR_INVALID_VALUE;
         return CUDA_SUCCESS;
 }
@@ -346,18 +346,14 @@ KERF_CUDA_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBu
                 return r;
         if (!dev || !pciBusId)
                 return CUDA_ERROR_INVALID_VALUE;
-        unsigned dom = 0, bus, d, fn;
-        char tail;
-        if (sscanf(pciBusId, "%x:%x:%x.%x%c", &dom, &bus, &d, &fn, &tail) != 4) {
-                dom = 0;
-                if (sscanf(pciBusId, "%x:%x.%x%c", &bus, &d, &fn, &tail) != 3)
-                        return CUDA_ERROR_INVALID_VALUE;
-        }
+        unsigned dom, bus, d, fn;
+        if (!kerf_pci_bus_id_parse(pciBusId, &dom, &bus, &d, &fn))
+                return CUDA_ERROR_INVALID_VALUE;
         for (int i = 0; i < kc_g.n_devs; i++) {
                 char id[32];
                 unsigned idom, ibus, idev, ifn;
                 if (cuDeviceGetPCIBusId(id, sizeof(id), i) ||
-                    sscanf(id, "%x:%x:%x.%x", &idom, &ibus, &idev, &ifn) != 4)
+                    !kerf_pci_bus_id_parse(id, &idom, &ibus, &idev, &ifn))
                         continue;
                 if (idom == dom && ibus == bus && idev == d && ifn == fn) {
                         *dev = i;

@@ -128,96 +128,82 @@ static CUresult attr_set(kc_func *f, int d, CUfunction_attribute a, int v)
         }
 }
 
-KERF_CUDA_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+/* Validates a kernel handle for device dev (a kernel handle is its function in the simulator;
+ * attributes are kept once, not per device). */
+static CUresult kernel_check(CUkernel kernel, CUdevice dev)
 {
-        int d;
-        CUresult r = func_dev(hfunc, &d);
+        CUresult r = kc__check_dev(dev);
         if (r)
                 return r;
-        if (!pi)
+        return kc__handle_ok(kernel, KC_H_FUNC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* Once the handle checked out (r, the result of func_dev or kernel_check), reads attribute a
+ * of f on device d into *pi (get) or sets it to v, under kc_g.mu. */
+static CUresult attr_access(CUresult r, kc_func *f, int d, CUfunction_attribute a, bool get,
+                            int *pi, int v)
+{
+        if (r)
+                return r;
+        if (get && !pi)
                 return CUDA_ERROR_INVALID_VALUE;
         kc__lock();
-        r = attr_get(hfunc, d, attrib, pi);
+        r = get ? attr_get(f, d, a, pi) : attr_set(f, d, a, v);
         kc__unlock();
         return r;
+}
+
+KERF_CUDA_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+        int d = 0;
+        CUresult r = func_dev(hfunc, &d);
+        return attr_access(r, hfunc, d, attrib, true, pi, 0);
 }
 
 KERF_CUDA_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
                                              int value)
 {
-        int d;
+        int d = 0;
         CUresult r = func_dev(hfunc, &d);
-        if (r)
-                return r;
-        kc__lock();
-        r = attr_set(hfunc, d, attrib, value);
-        kc__unlock();
-        return r;
+        return attr_access(r, hfunc, d, attrib, false, NULL, value);
 }
 
-/* A kernel handle is its function in the simulator; attributes are kept once, not per device. */
 KERF_CUDA_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
                                                CUkernel kernel, CUdevice dev)
 {
-        CUresult r = kc__check_dev(dev);
-        if (r)
-                return r;
-        if (!kc__handle_ok(kernel, KC_H_FUNC))
-                return CUDA_ERROR_INVALID_HANDLE;
-        if (!pi)
-                return CUDA_ERROR_INVALID_VALUE;
-        kc__lock();
-        r = attr_get((kc_func *)kernel, dev, attrib, pi);
-        kc__unlock();
-        return r;
+        return attr_access(kernel_check(kernel, dev), (kc_func *)kernel, dev, attrib, true, pi, 0);
 }
 
 KERF_CUDA_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                                CUkernel kernel, CUdevice dev)
 {
-        CUresult r = kc__check_dev(dev);
-        if (r)
-                return r;
-        if (!kc__handle_ok(kernel, KC_H_FUNC))
-                return CUDA_ERROR_INVALID_HANDLE;
-        kc__lock();
-        r = attr_set((kc_func *)kernel, dev, attrib, val);
-        kc__unlock();
-        return r;
+        return attr_access(kernel_check(kernel, dev), (kc_func *)kernel, dev, attrib, false, NULL,
+                           val);
 }
 
-static bool cache_ok(CUfunc_cache c)
+/* Once the handle checked out (r), records f's cache preference c (no effect on the
+ * simulation). */
+static CUresult set_cache(CUresult r, kc_func *f, CUfunc_cache c)
 {
-        return c >= CU_FUNC_CACHE_PREFER_NONE && c <= CU_FUNC_CACHE_PREFER_EQUAL;
+        if (r)
+                return r;
+        if (!kc_cache_config_ok(c))
+                return CUDA_ERROR_INVALID_VALUE;
+        kc__lock();
+        f->attrs.cache_config = c;
+        kc__unlock();
+        return CUDA_SUCCESS;
 }
 
 KERF_CUDA_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 {
         int d;
-        CUresult r = func_dev(hfunc, &d);
-        if (r)
-                return r;
-        if (!cache_ok(config))
-                return CUDA_ERROR_INVALID_VALUE;
-        kc__lock();
-        hfunc->attrs.cache_config = config; /* a preference: no effect on the simulation */
-        kc__unlock();
-        return CUDA_SUCCESS;
+        return set_cache(func_dev(hfunc, &d), hfunc, config);
 }
 
 KERF_CUDA_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
 {
-        CUresult r = kc__check_dev(dev);
-        if (r)
-                return r;
-        if (!kc__handle_ok(kernel, KC_H_FUNC))
-                return CUDA_ERROR_INVALID_HANDLE;
-        if (!cache_ok(config))
-                return CUDA_ERROR_INVALID_VALUE;
-        kc__lock();
-        ((kc_func *)kernel)->attrs.cache_config = config;
-        kc__unlock();
-        return CUDA_SUCCESS;
+        return set_cache(kernel_check(kernel, dev), (kc_func *)kernel, config);
 }
 
 KERF_CUDA_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
@@ -226,8 +212,7 @@ KERF_CUDA_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedcon
         CUresult r = func_dev(hfunc, &d);
         if (r)
                 return r;
-        if (config < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ||
-            config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+        if (!kc_shmem_config_ok(config))
                 return CUDA_ERROR_INVALID_VALUE;
         kc__lock();
         hfunc->attrs.shmem_config = config;
@@ -609,28 +594,39 @@ static CUresult cluster_config(const kc_func *f, const CUlaunchConfig *c, int *b
         return CUDA_SUCCESS;
 }
 
+/* The start of both cluster queries: the function's device d, a non-NULL output, sm_90, then
+ * the launch configuration. On success kc_g.mu is held: the caller must unlock. */
+static CUresult cluster_enter(CUfunction func, const CUlaunchConfig *config, const void *out,
+                              int *d, int *bs, size_t *smem, int *cs)
+{
+        CUresult r = func_dev(func, d);
+        if (r)
+                return r;
+        if (!out)
+                return CUDA_ERROR_INVALID_VALUE;
+        if (kc_g.devs[*d].model->cc_major < 9)
+                return CUDA_ERROR_NOT_SUPPORTED;
+        kc__lock();
+        r = cluster_config(func, config, bs, smem, cs);
+        if (r)
+                kc__unlock();
+        return r;
+}
+
 KERF_CUDA_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func,
                                                              const CUlaunchConfig *config)
 {
         int d, bs, cs;
         size_t smem;
-        CUresult r = func_dev(func, &d);
+        CUresult r = cluster_enter(func, config, clusterSize, &d, &bs, &smem, &cs);
         if (r)
                 return r;
-        if (!clusterSize)
-                return CUDA_ERROR_INVALID_VALUE;
-        if (kc_g.devs[d].model->cc_major < 9)
-                return CUDA_ERROR_NOT_SUPPORTED;
-        kc__lock();
-        r = cluster_config(func, config, &bs, &smem, &cs);
-        if (!r) {
-                int limit = func->attrs.non_portable ? KC_MAX_CLUSTER_NP : KC_MAX_CLUSTER;
-                int per_gpc = blocks_per_sm(func, d, bs, smem) * KC_GPC_SMS;
-                bool required = func->attrs.cluster[0] != 0;
-                *clusterSize = required ? cs : per_gpc < limit ? per_gpc : limit;
-        }
+        int limit = func->attrs.non_portable ? KC_MAX_CLUSTER_NP : KC_MAX_CLUSTER;
+        int per_gpc = blocks_per_sm(func, d, bs, smem) * KC_GPC_SMS;
+        bool required = func->attrs.cluster[0] != 0;
+        *clusterSize = required ? cs : per_gpc < limit ? per_gpc : limit;
         kc__unlock();
-        return r;
+        return CUDA_SUCCESS;
 }
 
 KERF_CUDA_EXPORT CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
@@ -638,19 +634,13 @@ KERF_CUDA_EXPORT CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunct
 {
         int d, bs, cs;
         size_t smem;
-        CUresult r = func_dev(func, &d);
+        CUresult r = cluster_enter(func, config, numClusters, &d, &bs, &smem, &cs);
         if (r)
                 return r;
-        if (!numClusters)
-                return CUDA_ERROR_INVALID_VALUE;
-        if (kc_g.devs[d].model->cc_major < 9)
-                return CUDA_ERROR_NOT_SUPPORTED;
-        kc__lock();
-        r = cluster_config(func, config, &bs, &smem, &cs);
         int limit = func->attrs.non_portable ? KC_MAX_CLUSTER_NP : KC_MAX_CLUSTER;
-        if (!r && (cs < 1 || cs > limit))
+        if (cs < 1 || cs > limit) {
                 r = CUDA_ERROR_INVALID_CLUSTER_SIZE;
-        if (!r) {
+        } else {
                 int sms = (int)kc_g.devs[d].sms;
                 int gpc_sms = sms < KC_GPC_SMS ? sms : KC_GPC_SMS;
                 int gpcs = sms / gpc_sms > 0 ? sms / gpc_sms : 1;

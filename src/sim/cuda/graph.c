@@ -25,8 +25,6 @@ typedef struct CUgraphExec_st {
         size_t n;
 } kc_exec;
 
-CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
-
 static kc_node *node_add(kc_graph *g, const kc_op *op, kc_node *const *deps, size_t n_deps)
 {
         kc_node *nd = calloc(1, sizeof(*nd));

@@ -203,6 +203,11 @@ CUresult kc__ctx_require(kc_ctx **ret);
 /* Resolves a stream argument: NULL/LEGACY/PER_THREAD per the ptsz flag. Caller holds kc_g.mu. */
 CUresult kc__stream_resolve(CUstream h, bool per_thread, kc_stream **ret);
 
+/* ---- stream.c ---- */
+
+/* Submits a copy of `tmpl` to s, or records it into s's capture graph. Caller holds mu. */
+CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
+
 /* ---- memory.c ---- */
 
 /* Charges / uncharges device memory of device d (simstate); CUDA error on failure. */
@@ -254,6 +259,18 @@ static inline uint64_t kc_round_up(uint64_t v, uint64_t a)
         if (v > UINT64_MAX - (a - 1))
                 return 0;
         return (v + a - 1) / a * a;
+}
+
+/* Valid cache and shared-memory bank preferences (the context's and a function's setters). */
+static inline bool kc_cache_config_ok(CUfunc_cache c)
+{
+        return c >= CU_FUNC_CACHE_PREFER_NONE && c <= CU_FUNC_CACHE_PREFER_EQUAL;
+}
+
+static inline bool kc_shmem_config_ok(CUsharedconfig c)
+{
+        return c >= CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE &&
+               c <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
 }
 
 #endif /* KERF_SIM_CUDA_INTERNAL_H */

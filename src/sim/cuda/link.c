@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* link.c - cuLink*: "links" KERFSIM-MODULE text images into one; real code is refused */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
 #include "legacy.h"
 #include "module.h"
-
-#define MAGIC_LINE "KERFSIM-MODULE 1"
 
 /* The linked image: the magic line followed by the body of every input, in order. */
 typedef struct CUlinkState_st {
@@ -32,7 +28,7 @@ KERF_CUDA_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option 
                 return CUDA_ERROR_INVALID_VALUE;
         kc_link *l = calloc(1, sizeof(*l));
         if (l)
-                l->img = strdup(MAGIC_LINE "\n");
+                l->img = strdup(KC_IMAGE_MAGIC "\n");
         if (!l || !l->img) {
                 free(l);
                 return CUDA_ERROR_OUT_OF_MEMORY;
@@ -67,7 +63,7 @@ KERF_CUDA_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType typ
         if (r == CUDA_ERROR_INVALID_IMAGE && type == CU_JIT_INPUT_PTX)
                 r = CUDA_ERROR_INVALID_PTX;
         if (!r) {
-                const char *body = txt + strlen(MAGIC_LINE);
+                const char *body = txt + strlen(KC_IMAGE_MAGIC);
                 size_t bl = strlen(body);
                 char *n = realloc(state->img, state->len + bl + 2);
                 if (!n) {
@@ -99,13 +95,11 @@ KERF_CUDA_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType typ
                 return CUDA_ERROR_INVALID_VALUE;
         char *buf = NULL;
         size_t n;
-        int rc = kerf_file_read_all(path, 1u << 20, &buf, &n);
-        if (rc == -ENOMEM)
-                return CUDA_ERROR_OUT_OF_MEMORY;
-        if (rc == -EFBIG)
-                return type == CU_JIT_INPUT_PTX ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE;
-        if (rc < 0)
-                return CUDA_ERROR_FILE_NOT_FOUND;
+        r = kc__image_read(
+            path, type == CU_JIT_INPUT_PTX ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE,
+            &buf, &n);
+        if (r)
+                return r;
         r = n ? cuLinkAddData_v2(state, type, buf, n, path, numOptions, options, optionValues)
               : CUDA_ERROR_INVALID_IMAGE;
         free(buf);
@@ -175,13 +169,8 @@ KERF_CUDA_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *
                 return CUDA_ERROR_INVALID_VALUE;
         char *buf = NULL;
         size_t n;
-        int rc = kerf_file_read_all(fileName, 1u << 20, &buf, &n);
-        if (rc == -ENOMEM)
-                return CUDA_ERROR_OUT_OF_MEMORY;
-        if (rc == -EFBIG)
-                return CUDA_ERROR_INVALID_IMAGE;
-        if (rc < 0)
-                return CUDA_ERROR_FILE_NOT_FOUND;
+        if ((r = kc__image_read(fileName, CUDA_ERROR_INVALID_IMAGE, &buf, &n)))
+                return r;
         r = cuLibraryLoadData(library, buf, jitOptions, jitOptionsValues, numJitOptions,
                               libraryOptions, libraryOptionValues, numLibraryOptions);
         free(buf);

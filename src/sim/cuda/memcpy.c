@@ -2,16 +2,10 @@
 /* memcpy.c - cuMemcpy* and cuMemset*: stream-ordered copies into lazily backed device memory */
 #include <string.h>
 
-#include "internal.h"
+#include "copy.h"
 
-CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
-
-enum { SYNC = 1, PT = 2 };
-
-/* Validates, enqueues `op` and, for synchronous calls, waits for it. Device ranges must lie in
- * live allocations (INVALID_VALUE otherwise, as the driver answers for foreign pointers). */
-static CUresult go(kc_op *op, CUstream h, int mode, CUdeviceptr d1, size_t n1, CUdeviceptr d2,
-                   size_t n2)
+CUresult kc__submit_ops(const kc_op *ops, size_t n, CUstream h, int mode, CUdeviceptr d1, size_t n1,
+                        CUdeviceptr d2, size_t n2)
 {
         CUresult r = kc__check_init();
         if (r)
@@ -23,9 +17,10 @@ static CUresult go(kc_op *op, CUstream h, int mode, CUdeviceptr d1, size_t n1, C
                 r = CUDA_ERROR_INVALID_VALUE;
         if (!r && (mode & SYNC) && s->cap_status)
                 r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        for (size_t i = 0; i < n && !r; i++)
+                r = kc__submit(s, &ops[i]);
         uint64_t upto = 0;
         if (!r) {
-                r = kc__submit(s, op);
                 kc__engine_lock(s->ctx);
                 upto = s->submitted;
                 kc__engine_unlock(s->ctx);
@@ -34,6 +29,13 @@ static CUresult go(kc_op *op, CUstream h, int mode, CUdeviceptr d1, size_t n1, C
         if (!r && (mode & SYNC))
                 kc__engine_wait_stream(s, upto);
         return r;
+}
+
+/* One operation: see kc__submit_ops. */
+static CUresult go(const kc_op *op, CUstream h, int mode, CUdeviceptr d1, size_t n1, CUdeviceptr d2,
+                   size_t n2)
+{
+        return kc__submit_ops(op, 1, h, mode, d1, n1, d2, n2);
 }
 
 static CUresult copy(void *dst, const void *src, size_t n, CUstream h, int mode, bool dst_dev,
@@ -50,8 +52,6 @@ static CUresult copy(void *dst, const void *src, size_t n, CUstream h, int mode,
         return go(&op, h, mode, dst_dev ? (CUdeviceptr)(uintptr_t)dst : 0, n,
                   src_dev ? (CUdeviceptr)(uintptr_t)src : 0, n);
 }
-
-#define P(x) ((void *)(uintptr_t)(x))
 
 KERF_CUDA_EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n)
 {
@@ -169,10 +169,7 @@ static CUresult set(CUdeviceptr d, uint32_t v, size_t n, unsigned width, CUstrea
                 return kc__check_init();
         if (!d || (width == 4 && d % 4))
                 return CUDA_ERROR_INVALID_VALUE;
-        kc_op op = {.kind = width == 4 ? KC_OP_SET32 : KC_OP_SET8};
-        op.u.set.dst = P(d);
-        op.u.set.val = v;
-        op.u.set.n = n;
+        kc_op op = kc__set_op(width == 4 ? KC_OP_SET32 : KC_OP_SET8, d, v, n);
         return go(&op, h, mode, d, n * width, 0, 0);
 }
 

@@ -4,51 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
-
-enum { SYNC = 1, PT = 2 };
-
-#define P(x) ((void *)(uintptr_t)(x))
-
-/* Enqueues ops[0..n) in order on one stream and, for synchronous calls, waits for the last.
- * The device extents [d1, d1+n1) and [d2, d2+n2) (0 = none) must lie in live allocations. */
-static CUresult submit_ops(const kc_op *ops, size_t n, CUstream h, int mode, CUdeviceptr d1,
-                           size_t n1, CUdeviceptr d2, size_t n2)
-{
-        CUresult r = kc__check_init();
-        if (r)
-                return r;
-        kc__lock();
-        kc_stream *s;
-        r = kc__stream_resolve(h, mode & PT, &s);
-        if (!r && ((d1 && !kc__mem_range_ok(d1, n1)) || (d2 && !kc__mem_range_ok(d2, n2))))
-                r = CUDA_ERROR_INVALID_VALUE;
-        if (!r && (mode & SYNC) && s->cap_status)
-                r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-        for (size_t i = 0; i < n && !r; i++)
-                r = kc__submit(s, &ops[i]);
-        uint64_t upto = 0;
-        if (!r) {
-                kc__engine_lock(s->ctx);
-                upto = s->submitted;
-                kc__engine_unlock(s->ctx);
-        }
-        kc__unlock();
-        if (!r && (mode & SYNC))
-                kc__engine_wait_stream(s, upto);
-        return r;
-}
-
-static kc_op set_op(int kind, CUdeviceptr d, uint32_t v, size_t n)
-{
-        kc_op op = {.kind = kind};
-        op.u.set.dst = P(d);
-        op.u.set.val = v;
-        op.u.set.n = n;
-        return op;
-}
+#include "copy.h"
 
 /* One row of n 16-bit values at d (2-byte aligned): byte sets for an unaligned head or an odd
  * tail, one 32-bit set for the middle. Writes at most 5 ops. */
@@ -57,24 +13,24 @@ static size_t row16(kc_op *ops, CUdeviceptr d, unsigned short us, size_t n)
         size_t k = 0;
         unsigned char lo = us & 0xff, hi = us >> 8;
         if (lo == hi) {
-                ops[k++] = set_op(KC_OP_SET8, d, lo, n * 2);
+                ops[k++] = kc__set_op(KC_OP_SET8, d, lo, n * 2);
                 return k;
         }
         if (d % 4) {
-                ops[k++] = set_op(KC_OP_SET8, d, lo, 1);
-                ops[k++] = set_op(KC_OP_SET8, d + 1, hi, 1);
+                ops[k++] = kc__set_op(KC_OP_SET8, d, lo, 1);
+                ops[k++] = kc__set_op(KC_OP_SET8, d + 1, hi, 1);
                 d += 2;
                 n--;
         }
         if (n >= 2) {
                 /* little-endian: the value at the lower address is the low half */
-                ops[k++] = set_op(KC_OP_SET32, d, (uint32_t)us | (uint32_t)us << 16, n / 2);
+                ops[k++] = kc__set_op(KC_OP_SET32, d, (uint32_t)us | (uint32_t)us << 16, n / 2);
                 d += n / 2 * 4;
                 n %= 2;
         }
         if (n) {
-                ops[k++] = set_op(KC_OP_SET8, d, lo, 1);
-                ops[k++] = set_op(KC_OP_SET8, d + 1, hi, 1);
+                ops[k++] = kc__set_op(KC_OP_SET8, d, lo, 1);
+                ops[k++] = kc__set_op(KC_OP_SET8, d + 1, hi, 1);
         }
         return k;
 }
@@ -96,9 +52,9 @@ static CUresult set2d(CUdeviceptr d, size_t pitch, uint32_t v, size_t width, siz
         kc_op ops[6];
         size_t k = 0;
         if (es == 1)
-                ops[k++] = set_op(KC_OP_SET8, d, v & 0xff, width);
+                ops[k++] = kc__set_op(KC_OP_SET8, d, v & 0xff, width);
         else if (es == 4)
-                ops[k++] = set_op(KC_OP_SET32, d, v, width);
+                ops[k++] = kc__set_op(KC_OP_SET32, d, v, width);
         else
                 k = row16(ops, d, (unsigned short)v, width);
         if (height > 1) {
@@ -114,7 +70,7 @@ static CUresult set2d(CUdeviceptr d, size_t pitch, uint32_t v, size_t width, siz
                 ops[k++] = c;
         }
         size_t extent = (height - 1) * pitch + wb;
-        return submit_ops(ops, k, h, mode, d, extent, 0, 0);
+        return kc__submit_ops(ops, k, h, mode, d, extent, 0, 0);
 }
 
 static CUresult set16(CUdeviceptr d, unsigned short us, size_t n, CUstream h, int mode)
@@ -254,8 +210,8 @@ static CUresult copy3d(const CUDA_MEMCPY3D *c, CUstream h, int mode)
                       c->srcXInBytes + c->WidthInBytes;
         size_t dlen = ((c->dstZ + c->Depth - 1) * dh + c->dstY + c->Height - 1) * dp +
                       c->dstXInBytes + c->WidthInBytes;
-        CUresult r = submit_ops(ops, c->Depth, h, mode, dd ? c->dstDevice : 0, dlen,
-                                sd ? c->srcDevice : 0, slen);
+        CUresult r = kc__submit_ops(ops, c->Depth, h, mode, dd ? c->dstDevice : 0, dlen,
+                                    sd ? c->srcDevice : 0, slen);
         free(ops);
         return r;
 }
@@ -355,7 +311,7 @@ static CUresult copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUco
         op.u.copy.dst = P(dst);
         op.u.copy.src = P(src);
         op.u.copy.n = n;
-        return submit_ops(&op, 1, h, mode, dst, n, src, n);
+        return kc__submit_ops(&op, 1, h, mode, dst, n, src, n);
 }
 
 KERF_CUDA_EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc,

@@ -21,14 +21,12 @@
  * device memory, allocated (and charged) when the module is loaded (funcattr.c).
  */
 
-#define MAGIC_LINE "KERFSIM-MODULE 1"
-
 static CUresult parse(const char *img, kc_mod *m)
 {
-        if (strncmp(img, MAGIC_LINE, strlen(MAGIC_LINE)) ||
-            (img[strlen(MAGIC_LINE)] != '\n' && img[strlen(MAGIC_LINE)] != 0))
+        if (strncmp(img, KC_IMAGE_MAGIC, strlen(KC_IMAGE_MAGIC)) ||
+            (img[strlen(KC_IMAGE_MAGIC)] != '\n' && img[strlen(KC_IMAGE_MAGIC)] != 0))
                 return CUDA_ERROR_INVALID_IMAGE;
-        const char *p = img + strlen(MAGIC_LINE);
+        const char *p = img + strlen(KC_IMAGE_MAGIC);
         while (*p) {
                 while (*p == '\n' || *p == '\r')
                         p++;
@@ -74,6 +72,19 @@ static CUresult parse(const char *img, kc_mod *m)
                 kc__func_attr_init(f);
         }
         return m->n_funcs ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
+}
+
+/* A module image is a few lines; more than 1 MiB is not one (it used to be truncated). */
+CUresult kc__image_read(const char *path, CUresult too_big, char **ret, size_t *ret_len)
+{
+        int rc = kerf_file_read_all(path, 1u << 20, ret, ret_len);
+        if (rc == -ENOMEM)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+        if (rc == -EFBIG)
+                return too_big;
+        if (rc < 0)
+                return CUDA_ERROR_FILE_NOT_FOUND;
+        return CUDA_SUCCESS;
 }
 
 CUresult kc__module_image_check(const char *img)
@@ -148,14 +159,8 @@ KERF_CUDA_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
                 return CUDA_ERROR_INVALID_VALUE;
         char *buf = NULL;
         size_t n;
-        /* A module image is a few lines; more than 1 MiB is not one (it used to be truncated). */
-        int rc = kerf_file_read_all(fname, 1u << 20, &buf, &n);
-        if (rc == -ENOMEM)
-                return CUDA_ERROR_OUT_OF_MEMORY;
-        if (rc == -EFBIG)
-                return CUDA_ERROR_INVALID_IMAGE;
-        if (rc < 0)
-                return CUDA_ERROR_FILE_NOT_FOUND;
+        if ((r = kc__image_read(fname, CUDA_ERROR_INVALID_IMAGE, &buf, &n)))
+                return r;
         r = load(module, buf);
         free(buf);
         return r;
@@ -290,8 +295,6 @@ uint64_t kc__func_cost_ns(CUfunction f, int d, uint64_t blocks)
         uint64_t sms = kc_g.devs[d].sms ? kc_g.devs[d].sms : 1;
         return f->cost_ns * ((blocks + sms - 1) / sms);
 }
-
-CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
 
 CUresult kc__launch(kc_stream *s, CUfunction f, uint64_t blocks)
 {

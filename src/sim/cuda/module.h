@@ -47,6 +47,13 @@ typedef struct CUlib_st {
         kc_mod *mod; /* loaded in the context current at cuLibraryLoadData */
 } kc_lib;
 
+/* The first line of a simulated module image (module.c describes the format). */
+#define KC_IMAGE_MAGIC "KERFSIM-MODULE 1"
+
+/* module.c: reads the image file at `path` (at most 1 MiB: an image is a few lines) into *ret
+ * (release with free()) and its length into *ret_len. Returns CUDA_SUCCESS, OUT_OF_MEMORY,
+ * `too_big` for a larger file, or FILE_NOT_FOUND when it cannot be read. */
+CUresult kc__image_read(const char *path, CUresult too_big, char **ret, size_t *ret_len);
 /* module.c: CUDA_SUCCESS when `img` (NUL-terminated) is a valid KERFSIM-MODULE image, else
  * CUDA_ERROR_INVALID_IMAGE (or OUT_OF_MEMORY). Loads nothing. */
 CUresult kc__module_image_check(const char *img);

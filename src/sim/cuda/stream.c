@@ -7,8 +7,6 @@
 kc_stream *kc__stream_new(kc_ctx *ctx, unsigned flags, int prio);
 void kc__stream_free(kc_stream *s);
 
-/* Submits a copy of `tmpl` to s, or records it into s's capture graph. Caller holds mu. */
-CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
 CUresult kc__submit(kc_stream *s, const kc_op *tmpl)
 {
         CUresult r;

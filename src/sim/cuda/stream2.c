@@ -5,11 +5,12 @@
 #include "legacy.h"
 #include "mem.h"
 
-CUresult kc__submit(kc_stream *s, const kc_op *tmpl);
-
-/* Resolves h (per-thread flavour pt) under kc_g.mu. */
-static CUresult resolve(CUstream h, bool pt, kc_stream **ret)
+/* The start of every stream query: INVALID_VALUE for a NULL output `out`, then resolves h
+ * (per-thread flavour pt) under kc_g.mu. */
+static CUresult resolve_out(CUstream h, bool pt, const void *out, kc_stream **ret)
 {
+        if (!out)
+                return CUDA_ERROR_INVALID_VALUE;
         CUresult r = kc__check_init();
         if (r)
                 return r;
@@ -21,10 +22,8 @@ static CUresult resolve(CUstream h, bool pt, kc_stream **ret)
 
 static CUresult get_priority(CUstream h, int *priority, bool pt)
 {
-        if (!priority)
-                return CUDA_ERROR_INVALID_VALUE;
         kc_stream *s;
-        CUresult r = resolve(h, pt, &s);
+        CUresult r = resolve_out(h, pt, priority, &s);
         if (!r)
                 *priority = s->priority;
         return r;
@@ -44,10 +43,8 @@ KERF_CUDA_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priori
  * the stream's life (the driver's ids are also never reused; these may be after a destroy). */
 static CUresult get_id(CUstream h, unsigned long long *id, bool pt)
 {
-        if (!id)
-                return CUDA_ERROR_INVALID_VALUE;
         kc_stream *s;
-        CUresult r = resolve(h, pt, &s);
+        CUresult r = resolve_out(h, pt, id, &s);
         if (!r)
                 *id = (unsigned long long)(uintptr_t)s;
         return r;
@@ -65,10 +62,8 @@ KERF_CUDA_EXPORT CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long lon
 
 KERF_CUDA_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 {
-        if (!flags)
-                return CUDA_ERROR_INVALID_VALUE;
         kc_stream *s;
-        CUresult r = resolve(hStream, true, &s);
+        CUresult r = resolve_out(hStream, true, flags, &s);
         if (!r)
                 *flags = s->flags;
         return r;
@@ -76,10 +71,10 @@ KERF_CUDA_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *
 
 static CUresult get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool pt, bool v2)
 {
-        if (!pctx || (v2 && !pgreen))
+        if (v2 && !pgreen)
                 return CUDA_ERROR_INVALID_VALUE;
         kc_stream *s;
-        CUresult r = resolve(h, pt, &s);
+        CUresult r = resolve_out(h, pt, pctx, &s);
         if (r)
                 return r;
         *pctx = s->ctx;
@@ -107,10 +102,8 @@ KERF_CUDA_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pC
 
 static CUresult get_device(CUstream h, CUdevice *dev, bool pt)
 {
-        if (!dev)
-                return CUDA_ERROR_INVALID_VALUE;
         kc_stream *s;
-        CUresult r = resolve(h, pt, &s);
+        CUresult r = resolve_out(h, pt, dev, &s);
         if (!r)
                 *dev = s->ctx->dev;
         return r;

@@ -66,6 +66,17 @@ nvmlReturn_t kerf__nvml_enter_dev(nvmlDevice_t d, const void *out, bool mig_ok,
         return r;
 }
 
+/* kerf__nvml_enter_dev for a query with a second output `out2`, checked after the first (a
+ * NULL one: INVALID_ARGUMENT). */
+static nvmlReturn_t enter_dev2(nvmlDevice_t d, const void *out, const void *out2, bool mig_ok,
+                               kerf_sim_gpu_info *g)
+{
+        nvmlReturn_t r = kerf__nvml_enter_dev(d, out, mig_ok, g);
+        if (!r && !out2)
+                r = kerf__nvml_leave_r(NVML_ERROR_INVALID_ARGUMENT);
+        return r;
+}
+
 /* ---- identity ------------------------------------------------------------------------------ */
 
 /* A MIG device's index: its position in nvmlDeviceGetMigDeviceHandleByIndex's order (GIs by
@@ -101,11 +112,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, in
                                                          int *minor)
 {
         kerf_sim_gpu_info g;
-        nvmlReturn_t r = kerf__nvml_enter_dev(device, major, true, &g);
+        nvmlReturn_t r = enter_dev2(device, major, minor, true, &g);
         if (r)
                 return r;
-        if (!minor)
-                return kerf__nvml_leave_r(NVML_ERROR_INVALID_ARGUMENT);
         if (!g.model->cc_major)
                 return kerf__nvml_leave_r(NVML_ERROR_NOT_SUPPORTED); /* an anonymised model */
         *major = (int)g.model->cc_major;
@@ -435,16 +444,24 @@ static unsigned limit_mw(const kerf_sim_gpu_info *g)
         return g->model->power_limit_w * 1000u;
 }
 
+/* enter_dev2 (board level) for a power query: NOT_SUPPORTED when the model has no limit. */
+static nvmlReturn_t enter_power(nvmlDevice_t d, const void *out, const void *out2,
+                                kerf_sim_gpu_info *g)
+{
+        nvmlReturn_t r = enter_dev2(d, out, out2, false, g);
+        if (!r && !limit_mw(g))
+                r = kerf__nvml_leave_r(NVML_ERROR_NOT_SUPPORTED);
+        return r;
+}
+
 /* Enforced limit, management limit and default limit are all the model's limit (nothing can
  * change it in the simulation). */
 static nvmlReturn_t power_limit(nvmlDevice_t device, unsigned *ret)
 {
         kerf_sim_gpu_info g;
-        nvmlReturn_t r = kerf__nvml_enter_dev(device, ret, false, &g);
+        nvmlReturn_t r = enter_power(device, ret, ret, &g);
         if (r)
                 return r;
-        if (!limit_mw(&g))
-                return kerf__nvml_leave_r(NVML_ERROR_NOT_SUPPORTED);
         *ret = limit_mw(&g);
         return kerf__nvml_leave_r(NVML_SUCCESS);
 }
@@ -471,13 +488,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t 
                                                                    unsigned int *maxLimit)
 {
         kerf_sim_gpu_info g;
-        nvmlReturn_t r = kerf__nvml_enter_dev(device, minLimit, false, &g);
+        nvmlReturn_t r = enter_power(device, minLimit, maxLimit, &g);
         if (r)
                 return r;
-        if (!maxLimit)
-                return kerf__nvml_leave_r(NVML_ERROR_INVALID_ARGUMENT);
-        if (!limit_mw(&g))
-                return kerf__nvml_leave_r(NVML_ERROR_NOT_SUPPORTED);
         *minLimit = limit_mw(&g) / 2;
         *maxLimit = limit_mw(&g);
         return kerf__nvml_leave_r(NVML_SUCCESS);
@@ -500,11 +513,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
                                                           unsigned long long *energy)
 {
         kerf_sim_gpu_info g;
-        nvmlReturn_t r = kerf__nvml_enter_dev(device, energy, false, &g);
+        nvmlReturn_t r = enter_power(device, energy, energy, &g);
         if (r)
                 return r;
-        if (!limit_mw(&g))
-                return kerf__nvml_leave_r(NVML_ERROR_NOT_SUPPORTED);
         struct timespec ts;
         clock_gettime(CLOCK_BOOTTIME, &ts);
         unsigned long long ms =
@@ -576,11 +587,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_
                                            nvmlEnableState_t *pending)
 {
         kerf_sim_gpu_info g;
-        nvmlReturn_t r = kerf__nvml_enter_dev(device, current, false, &g);
+        nvmlReturn_t r = enter_dev2(device, current, pending, false, &g);
         if (r)
                 return r;
-        if (!pending)
-                return kerf__nvml_leave_r(NVML_ERROR_INVALID_ARGUMENT);
         if (!board_of(&g))
                 return kerf__nvml_leave_r(NVML_ERROR_NOT_SUPPORTED);
         *current = *pending = NVML_FEATURE_ENABLED;
@@ -654,11 +663,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigne
 static nvmlReturn_t video_util(nvmlDevice_t device, unsigned *util, unsigned *period)
 {
         kerf_sim_gpu_info g;
-        nvmlReturn_t r = kerf__nvml_enter_dev(device, util, false, &g);
+        nvmlReturn_t r = enter_dev2(device, util, period, false, &g);
         if (r)
                 return r;
-        if (!period)
-                return kerf__nvml_leave_r(NVML_ERROR_INVALID_ARGUMENT);
         *util = 0;
         *period = ENC_PERIOD_US;
         return kerf__nvml_leave_r(NVML_SUCCESS);

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "nvml_internal.h"
+#include "pci_bus_id.h"
 
 /* "<CUDA major>.<driver version>", the form NVML uses ("12.550.54.15"). */
 NVML_API nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
@@ -26,20 +28,6 @@ NVML_API nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int lengt
         return r;
 }
 
-/* Reads at most len - 1 bytes of a small /proc file into buf (NUL-terminated); -1 if absent. */
-static ssize_t read_proc(const char *path, char *buf, size_t len)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -1;
-        ssize_t n = read(fd, buf, len - 1);
-        close(fd);
-        if (n < 0)
-                return -1;
-        buf[n] = '\0';
-        return n;
-}
-
 /* The process's executable as started (argv[0], as nvidia-smi shows it), else its comm;
  * cropped to `length` like NVML's. Any live pid may be asked, as on hardware. */
 NVML_API nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
@@ -53,10 +41,10 @@ NVML_API nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, uns
                 goto out;
         }
         snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
-        ssize_t n = pid ? read_proc(path, buf, sizeof(buf)) : -1;
+        ssize_t n = pid ? kerf_file_read_small(path, buf, sizeof(buf)) : -1;
         if (n <= 0) { /* absent, or a kernel thread / zombie: its comm */
                 snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-                if (!pid || read_proc(path, buf, sizeof(buf)) <= 0) {
+                if (!pid || kerf_file_read_small(path, buf, sizeof(buf)) <= 0) {
                         r = NVML_ERROR_NOT_FOUND;
                         goto out;
                 }
@@ -72,15 +60,11 @@ out:
         return r;
 }
 
-/* Parses "domain:bus:device.function" (hex, as NVML prints it) or "bus:device.function". */
+/* A GPU's address (function 0), in either form kerf_pci_bus_id_parse accepts. */
 static bool parse_bus_id(const char *s, unsigned *dom, unsigned *bus, unsigned *dev)
 {
         unsigned fn;
-        char end;
-        if (sscanf(s, "%x:%x:%x.%x%c", dom, bus, dev, &fn, &end) == 4)
-                return fn == 0;
-        *dom = 0;
-        return sscanf(s, "%x:%x.%x%c", bus, dev, &fn, &end) == 3 && fn == 0;
+        return kerf_pci_bus_id_parse(s, dom, bus, dev, &fn) && fn == 0;
 }
 
 /* The simulated addresses of nvmlDeviceGetPciInfo_v3: domain 0, bus 0x10 + index, device 0. */

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "abi_check.h"
+
 #ifdef KERF_NO_REAL_NVML_H
 static void t_abi(void **state)
 {
@@ -14,9 +16,8 @@ static void t_abi(void **state)
         skip(); /* no nvml.h (/usr/local/cuda/include, or -DKERF_REAL_NVML_H=...) to compare */
 }
 #else
-/* Two translation units evaluate the same list (nvml_abi_list.h): one with NVIDIA's header
- * (nvml_abi_real.c, which also re-declares every prototype of nvml_abi.h so the compiler
- * rejects any signature mismatch), one with ours (nvml_abi_ours.c). */
+/* The list nvml_abi_list.h, evaluated with NVIDIA's header (nvml_abi_real.c) and with ours
+ * (nvml_abi_ours.c). */
 extern const unsigned long long kerf_nvml_abi_real[];
 extern const unsigned long long kerf_nvml_abi_ours[];
 extern const char *const kerf_nvml_abi_names[];
@@ -25,19 +26,12 @@ extern const size_t kerf_nvml_abi_count;
 static void t_abi(void **state)
 {
         (void)state;
-        int bad = 0;
-        for (size_t i = 0; i < kerf_nvml_abi_count; i++)
-                if (kerf_nvml_abi_real[i] != kerf_nvml_abi_ours[i]) {
-                        print_error("%s: real %llu, ours %llu\n", kerf_nvml_abi_names[i],
-                                    kerf_nvml_abi_real[i], kerf_nvml_abi_ours[i]);
-                        bad++;
-                }
-        assert_int_equal(bad, 0);
+        kerf_abi_compare(kerf_nvml_abi_real, kerf_nvml_abi_ours, kerf_nvml_abi_names,
+                         kerf_nvml_abi_count);
 }
 #endif
 
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(t_abi)};
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return kerf_abi_main(t_abi);
 }

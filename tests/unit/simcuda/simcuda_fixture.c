@@ -57,3 +57,30 @@ int fx_run(void (*fn)(void))
         waitpid(p, &st, 0);
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+int fx_scenario(void (*fn)(void), const char *model, unsigned n_gpus, bool mig0, const char *clock)
+{
+        fx_node(model, n_gpus, mig0);
+        if (clock)
+                setenv("KERF_SIM_CLOCK", clock, 1);
+        else
+                unsetenv("KERF_SIM_CLOCK");
+        unsetenv("CUDA_VISIBLE_DEVICES");
+        int rc = fx_run(fn);
+        fx_cleanup();
+        return rc;
+}
+
+CUcontext fx_ctx_on(int dev)
+{
+        CUcontext c;
+        CU(cuCtxCreate_v4(&c, NULL, 0, dev));
+        return c;
+}
+
+uint64_t fx_used_now(void)
+{
+        size_t f, t;
+        CU(cuMemGetInfo_v2(&f, &t));
+        return t - f;
+}

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "../sim/abi_check.h"
+
 #ifdef KERF_NO_REAL_CUDA_H
 static void t_abi(void **state)
 {
@@ -15,9 +17,8 @@ static void t_abi(void **state)
         skip(); /* /usr/local/cuda/include/cuda.h not found: nothing to compare against */
 }
 #else
-/* Two translation units evaluate the same list (abi_list.h): one with NVIDIA's header
- * (abi_real.c, which also re-declares every prototype of cuda_abi_protos.h so the compiler
- * rejects any signature mismatch), one with ours (abi_ours.c). */
+/* The list abi_list.h, evaluated with NVIDIA's header (abi_real.c) and with ours
+ * (abi_ours.c). */
 extern const unsigned long long kerf_abi_real[];
 extern const unsigned long long kerf_abi_ours[];
 extern const char *const kerf_abi_names[];
@@ -26,19 +27,11 @@ extern const size_t kerf_abi_count;
 static void t_abi(void **state)
 {
         (void)state;
-        int bad = 0;
-        for (size_t i = 0; i < kerf_abi_count; i++)
-                if (kerf_abi_real[i] != kerf_abi_ours[i]) {
-                        print_error("%s: real %llu, ours %llu\n", kerf_abi_names[i],
-                                    kerf_abi_real[i], kerf_abi_ours[i]);
-                        bad++;
-                }
-        assert_int_equal(bad, 0);
+        kerf_abi_compare(kerf_abi_real, kerf_abi_ours, kerf_abi_names, kerf_abi_count);
 }
 #endif
 
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(t_abi)};
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return kerf_abi_main(t_abi);
 }

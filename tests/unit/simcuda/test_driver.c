@@ -13,17 +13,8 @@
 
 static CUcontext ctx0(void)
 {
-        CUcontext c;
         CU(cuInit(0));
-        CU(cuCtxCreate_v4(&c, NULL, 0, 0));
-        return c;
-}
-
-static uint64_t used_now(void)
-{
-        size_t f, t;
-        CU(cuMemGetInfo_v2(&f, &t));
-        return t - f;
+        return fx_ctx_on(0);
 }
 
 static void sc_devices(void)
@@ -80,30 +71,30 @@ static void sc_devices(void)
 static void sc_alloc_paths(void)
 {
         CUcontext c = ctx0();
-        uint64_t base = used_now();
+        uint64_t base = fx_used_now();
         CUdeviceptr p;
         size_t pitch;
         CU(cuMemAlloc_v2(&p, 100 << 20));
-        CK(used_now() == base + (100 << 20));
+        CK(fx_used_now() == base + (100 << 20));
         CU(cuMemsetD8_v2(p, 7, 100 << 20)); /* touches lazily backed pages */
         CU(cuMemFree_v2(p));
         CK(cuMemFree_v2(p) == CUDA_ERROR_INVALID_VALUE);
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         CU(cuMemAllocPitch_v2(&p, &pitch, 1000, 1000, 4));
-        CK(pitch == 1024 && used_now() > base);
+        CK(pitch == 1024 && fx_used_now() > base);
         CU(cuMemFree_v2(p));
         CU(cuMemAllocManaged(&p, 3 << 20, CU_MEM_ATTACH_GLOBAL));
-        CK(used_now() == base + (4 << 20));
+        CK(fx_used_now() == base + (4 << 20));
         CU(cuMemFree_v2(p));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         /* stream-ordered: the pool keeps blocks until a sync above the threshold */
         CUstream s;
         CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
         CU(cuMemAllocAsync(&p, 8 << 20, s));
-        CK(used_now() == base + (8 << 20));
+        CK(fx_used_now() == base + (8 << 20));
         CU(cuMemFreeAsync(p, s));
         CU(cuStreamSynchronize(s));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         CUmemoryPool pool;
         CU(cuDeviceGetDefaultMemPool(&pool, 0));
         cuuint64_t thr = 64 << 20, rv;
@@ -112,9 +103,9 @@ static void sc_alloc_paths(void)
         CU(cuMemFreeAsync(p, s));
         CU(cuStreamSynchronize(s));
         CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &rv));
-        CK(rv == 8 << 20 && used_now() == base + (8 << 20));
+        CK(rv == 8 << 20 && fx_used_now() == base + (8 << 20));
         CU(cuMemPoolTrimTo(pool, 0));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         /* VMM */
         CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED};
         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -123,12 +114,12 @@ static void sc_alloc_paths(void)
         CUmemGenericAllocationHandle h;
         CK(cuMemCreate(&h, g + 1, &prop, 0) == CUDA_ERROR_INVALID_VALUE);
         CU(cuMemCreate(&h, 4 * g, &prop, 0));
-        CK(used_now() == base + 4 * g);
+        CK(fx_used_now() == base + 4 * g);
         CUdeviceptr va;
         CU(cuMemAddressReserve(&va, 4 * g, 0, 0, 0));
         CU(cuMemMap(va, 4 * g, 0, h, 0));
         CU(cuMemRelease(h)); /* still mapped: memory stays charged */
-        CK(used_now() == base + 4 * g);
+        CK(fx_used_now() == base + 4 * g);
         CUmemAccessDesc ad = {.location = prop.location,
                               .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
         CU(cuMemSetAccess(va, 4 * g, &ad, 1));
@@ -138,25 +129,25 @@ static void sc_alloc_paths(void)
         CK(got == 0xabcdef01u);
         CU(cuMemUnmap(va, 4 * g));
         CU(cuMemAddressFree(va, 4 * g));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* host VMM is never charged on a device */
         CU(cuMemCreate(&h, g, &prop, 0));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         CU(cuMemRelease(h));
         /* arrays */
         CUarray a;
         CUDA_ARRAY_DESCRIPTOR d = {4096, 4096, CU_AD_FORMAT_FLOAT, 4};
         CU(cuArrayCreate_v2(&a, &d));
-        CK(used_now() == base + 256 * (1 << 20));
+        CK(fx_used_now() == base + 256 * (1 << 20));
         CU(cuArrayDestroy(a));
         CUDA_ARRAY3D_DESCRIPTOR d3 = {256, 256, 64, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0};
         CU(cuArray3DCreate_v2(&a, &d3));
         CU(cuArrayDestroy(a));
         CUmipmappedArray mm;
         CU(cuMipmappedArrayCreate(&mm, &d3, 4));
-        CK(used_now() > base);
+        CK(fx_used_now() > base);
         CU(cuMipmappedArrayDestroy(mm));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         CU(cuStreamDestroy_v2(s));
         /* the context overhead itself goes when the context does */
         CU(cuCtxDestroy_v2(c));
@@ -172,7 +163,7 @@ static void sc_alloc_paths(void)
 static void sc_huge_sizes(void)
 {
         CUcontext c = ctx0();
-        uint64_t base = used_now();
+        uint64_t base = fx_used_now();
         CUdeviceptr p;
         size_t pitch = 77;
         CK(cuMemAlloc_v2(&p, SIZE_MAX) == CUDA_ERROR_OUT_OF_MEMORY);
@@ -198,7 +189,7 @@ static void sc_huge_sizes(void)
         CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
         CK(cuMemAllocAsync(&p, SIZE_MAX, s) == CUDA_ERROR_OUT_OF_MEMORY);
         CU(cuStreamDestroy_v2(s));
-        CK(used_now() == base);
+        CK(fx_used_now() == base);
         CU(cuCtxDestroy_v2(c));
 }
 
@@ -496,47 +487,23 @@ static void sc_mig(void)
         CU(cuMemFree_v2(p));
 }
 
-static void set_clock(const char *c)
-{
-        if (c)
-                setenv("KERF_SIM_CLOCK", c, 1);
-        else
-                unsetenv("KERF_SIM_CLOCK");
-}
-
-#define SCEN(fn, model, n, mig, clock)                                                             \
-        static void t_##fn(void **state)                                                           \
-        {                                                                                          \
-                (void)state;                                                                       \
-                fx_node(model, n, mig);                                                            \
-                set_clock(clock);                                                                  \
-                unsetenv("CUDA_VISIBLE_DEVICES");                                                  \
-                int rc = fx_run(fn);                                                               \
-                fx_cleanup();                                                                      \
-                assert_int_equal(rc, 0);                                                           \
-        }
-
-SCEN(sc_devices, "H200", 2, false, "virtual")
-SCEN(sc_alloc_paths, "H200", 1, false, "virtual")
-SCEN(sc_oom_two_procs, "T4", 1, false, "virtual")
-SCEN(sc_huge_sizes, "H200", 1, false, "virtual")
-SCEN(sc_streams_events, "H200", 1, false, "virtual")
+FX_SCEN(sc_devices, "H200", 2, false, "virtual")
+FX_SCEN(sc_alloc_paths, "H200", 1, false, "virtual")
+FX_SCEN(sc_oom_two_procs, "T4", 1, false, "virtual")
+FX_SCEN(sc_huge_sizes, "H200", 1, false, "virtual")
+FX_SCEN(sc_streams_events, "H200", 1, false, "virtual")
 static void t_sc_streams_events_wall(void **state)
 {
         (void)state;
-        fx_node("H200", 1, false);
-        unsetenv("KERF_SIM_CLOCK");
-        int rc = fx_run(sc_streams_events);
-        fx_cleanup();
-        assert_int_equal(rc, 0);
+        assert_int_equal(fx_scenario(sc_streams_events, "H200", 1, false, NULL), 0);
 }
-SCEN(sc_graphs, "H200", 1, false, "virtual")
-SCEN(sc_procaddr, "H200", 1, false, NULL)
-SCEN(sc_cvd, "H200", 2, false, NULL)
-SCEN(sc_cvd_list, "H200", 2, false, NULL)
-SCEN(sc_cvd_empty, "H200", 2, false, NULL)
-SCEN(sc_cvd_long, "H200", 2, false, NULL)
-SCEN(sc_mig, "H200", 1, true, "virtual")
+FX_SCEN(sc_graphs, "H200", 1, false, "virtual")
+FX_SCEN(sc_procaddr, "H200", 1, false, NULL)
+FX_SCEN(sc_cvd, "H200", 2, false, NULL)
+FX_SCEN(sc_cvd_list, "H200", 2, false, NULL)
+FX_SCEN(sc_cvd_empty, "H200", 2, false, NULL)
+FX_SCEN(sc_cvd_long, "H200", 2, false, NULL)
+FX_SCEN(sc_mig, "H200", 1, true, "virtual")
 
 int main(void)
 {

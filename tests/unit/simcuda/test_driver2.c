@@ -14,20 +14,6 @@
 #include "legacy.h"
 #include "simcuda_fixture.h"
 
-static CUcontext ctx_on(int dev)
-{
-        CUcontext c;
-        CU(cuCtxCreate_v4(&c, NULL, 0, dev));
-        return c;
-}
-
-static uint64_t used_now(void)
-{
-        size_t f, t;
-        CU(cuMemGetInfo_v2(&f, &t));
-        return t - f;
-}
-
 static int fattr(CUfunction f, CUfunction_attribute a)
 {
         int v = -12345;
@@ -43,7 +29,7 @@ static void sc_funcattr(void)
         CUfunction k, f2;
         CK(cuModuleGetLoadingMode(&(CUmoduleLoadingMode){0}) == CUDA_ERROR_NOT_INITIALIZED);
         CU(cuInit(0));
-        CUcontext c = ctx_on(0);
+        CUcontext c = fx_ctx_on(0);
         CU(cuModuleLoadData(&m, fx_module));
         CU(cuModuleGetFunction(&k, m, "k500"));
         CK(fattr(k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 1024);
@@ -151,7 +137,7 @@ static size_t b2d(int bs)
 static void sc_occupancy(void)
 {
         CU(cuInit(0));
-        ctx_on(0);
+        fx_ctx_on(0);
         CUmodule m;
         CUfunction k;
         CU(cuModuleLoadData(&m, fx_module));
@@ -234,7 +220,7 @@ static void sc_occupancy(void)
 static void sc_clusters_ampere(void)
 {
         CU(cuInit(0));
-        ctx_on(0);
+        fx_ctx_on(0);
         CUmodule m;
         CUfunction k;
         CU(cuModuleLoadData(&m, fx_module));
@@ -264,11 +250,12 @@ static const char glob_module[] = "KERFSIM-MODULE 1\n"
 static void sc_globals(void)
 {
         CU(cuInit(0));
-        CUcontext c = ctx_on(0);
-        uint64_t before = used_now();
+        CUcontext c = fx_ctx_on(0);
+        uint64_t before = fx_used_now();
         CUmodule m;
         CU(cuModuleLoadData(&m, glob_module));
-        CK(used_now() - before == (2ULL + 4ULL) << 20); /* each global charged, rounded to 2 MiB */
+        CK(fx_used_now() - before == (2ULL + 4ULL)
+                                         << 20); /* each global charged, rounded to 2 MiB */
         CUdeviceptr p, q;
         size_t sz;
         CU(cuModuleGetGlobal_v2(&p, &sz, m, "counters"));
@@ -285,7 +272,7 @@ static void sc_globals(void)
                 CK(buf[i] == 0); /* globals start zeroed */
         CU(cuMemsetD32_v2(p, 7, 1024));
         CU(cuModuleUnload(m));
-        CK(used_now() == before);
+        CK(fx_used_now() == before);
         /* malformed global lines */
         static const char *bad[] = {
             "KERFSIM-MODULE 1\nkernel k cost_us=1\nglobal g bytes=0\n",
@@ -295,18 +282,18 @@ static void sc_globals(void)
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 CK(cuModuleLoadData(&m, bad[i]) == CUDA_ERROR_INVALID_IMAGE);
-        CK(used_now() == before);
+        CK(fx_used_now() == before);
         /* libraries give their globals too */
         CUlibrary lib;
         CU(cuLibraryLoadData(&lib, glob_module, NULL, NULL, 0, NULL, NULL, 0));
         CU(cuLibraryGetGlobal(&p, &sz, lib, "counters"));
         CK(p && sz == 4096);
         CU(cuLibraryUnload(lib));
-        CK(used_now() == before);
+        CK(fx_used_now() == before);
         /* a module outliving its context does not free memory it no longer owns */
         CU(cuModuleLoadData(&m, glob_module));
         CU(cuCtxDestroy_v2(c));
-        c = ctx_on(0);
+        c = fx_ctx_on(0);
         CU(cuMemAlloc_v2(&q, 1 << 20));
         CU(cuModuleUnload(m));
         CK(cuMemsetD8_v2(q, 1, 1 << 20) == CUDA_SUCCESS);
@@ -320,7 +307,7 @@ static void sc_link(void)
         CUlinkState ls;
         CK(cuLinkCreate_v2(0, NULL, NULL, &ls) == CUDA_ERROR_NOT_INITIALIZED);
         CU(cuInit(0));
-        ctx_on(0);
+        fx_ctx_on(0);
         CK(cuLinkCreate_v2(1, NULL, NULL, &ls) == CUDA_ERROR_INVALID_VALUE);
         CU(cuLinkCreate_v2(0, NULL, NULL, &ls));
         void *out;
@@ -389,7 +376,7 @@ static void sc_ctx_misc(void)
         CU(cuInit(0));
         CK(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE) == CUDA_ERROR_INVALID_CONTEXT);
         CK(cuProfilerStart() == CUDA_ERROR_INVALID_CONTEXT);
-        CUcontext c0 = ctx_on(0);
+        CUcontext c0 = fx_ctx_on(0);
         CU(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE));
         CK(v == 1024);
         CU(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
@@ -410,7 +397,7 @@ static void sc_ctx_misc(void)
         CK(cuCtxGetLimit(&v, CU_LIMIT_MAX) == CUDA_ERROR_INVALID_VALUE);
         CK(cuCtxGetLimit(NULL, CU_LIMIT_STACK_SIZE) == CUDA_ERROR_INVALID_VALUE);
         /* limits belong to the context */
-        CUcontext c1 = ctx_on(1);
+        CUcontext c1 = fx_ctx_on(1);
         CU(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE));
         CK(v == 1024);
         int lo = 99, hi = 99;
@@ -439,7 +426,7 @@ static void sc_ctx_misc(void)
         CK(idc == id0);
         CU(cuCtxDestroy_v2(c1));
         CK(cuCtxGetId(c1, &idc) == CUDA_ERROR_INVALID_CONTEXT);
-        CUcontext c2 = ctx_on(1);
+        CUcontext c2 = fx_ctx_on(1);
         CU(cuCtxGetId(c2, &id2));
         CK(id2 != id0 && id2 != id1);
         CU(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE));
@@ -605,25 +592,13 @@ static void sc_procaddr2(void)
         CK(st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 }
 
-#define SCEN(fn, model, n)                                                                         \
-        static void t_##fn(void **state)                                                           \
-        {                                                                                          \
-                (void)state;                                                                       \
-                fx_node(model, n, false);                                                          \
-                setenv("KERF_SIM_CLOCK", "virtual", 1);                                            \
-                unsetenv("CUDA_VISIBLE_DEVICES");                                                  \
-                int rc = fx_run(fn);                                                               \
-                fx_cleanup();                                                                      \
-                assert_int_equal(rc, 0);                                                           \
-        }
-
-SCEN(sc_funcattr, "H200", 1)
-SCEN(sc_occupancy, "H200", 1)
-SCEN(sc_clusters_ampere, "A100-80GB", 1)
-SCEN(sc_globals, "H200", 1)
-SCEN(sc_link, "H200", 1)
-SCEN(sc_ctx_misc, "H200", 2)
-SCEN(sc_procaddr2, "H200", 1)
+FX_SCEN(sc_funcattr, "H200", 1, false, "virtual")
+FX_SCEN(sc_occupancy, "H200", 1, false, "virtual")
+FX_SCEN(sc_clusters_ampere, "A100-80GB", 1, false, "virtual")
+FX_SCEN(sc_globals, "H200", 1, false, "virtual")
+FX_SCEN(sc_link, "H200", 1, false, "virtual")
+FX_SCEN(sc_ctx_misc, "H200", 2, false, "virtual")
+FX_SCEN(sc_procaddr2, "H200", 1, false, "virtual")
 
 int main(void)
 {

@@ -13,20 +13,6 @@
 #include "legacy.h"
 #include "simcuda_fixture.h"
 
-static CUcontext ctx_on(int dev)
-{
-        CUcontext c;
-        CU(cuCtxCreate_v4(&c, NULL, 0, dev));
-        return c;
-}
-
-static uint64_t used_now(void)
-{
-        size_t f, t;
-        CU(cuMemGetInfo_v2(&f, &t));
-        return t - f;
-}
-
 /* ---- streams: queries, callbacks, capture info ---- */
 
 static CUstream cb_stream;
@@ -45,7 +31,7 @@ static void cb(CUstream h, CUresult st, void *user)
 static void sc_streams2(void)
 {
         CU(cuInit(0));
-        CUcontext c = ctx_on(0);
+        CUcontext c = fx_ctx_on(0);
         CUstream s1, s2;
         CU(cuStreamCreateWithPriority(&s1, CU_STREAM_NON_BLOCKING, -3));
         CU(cuStreamCreateWithPriority(&s2, 0, -10));
@@ -166,7 +152,7 @@ static bool pa_bool(CUpointer_attribute a, CUdeviceptr p)
 static void sc_pointer(void)
 {
         CU(cuInit(0));
-        CUcontext c = ctx_on(0);
+        CUcontext c = fx_ctx_on(0);
         CUdeviceptr d, d2, mg;
         CU(cuMemAlloc_v2(&d, 1000));
         CU(cuMemAlloc_v2(&d2, 1000));
@@ -261,7 +247,7 @@ static void sc_pointer(void)
         CK(cuMemHostGetFlags(&hf, (void *)(uintptr_t)d) == CUDA_ERROR_INVALID_VALUE);
         CU(cuMemFreeHost(h));
         /* registered host memory: not charged, never unmapped by the driver */
-        uint64_t before = used_now();
+        uint64_t before = fx_used_now();
         size_t len = 1 << 16;
         unsigned char *buf = aligned_alloc(4096, len);
         CK(buf);
@@ -269,7 +255,7 @@ static void sc_pointer(void)
         CK(cuMemHostRegister_v2(buf, len, CU_MEMHOSTREGISTER_IOMEMORY) == CUDA_ERROR_NOT_SUPPORTED);
         CK(cuMemHostRegister_v2(buf, 0, 0) == CUDA_ERROR_INVALID_VALUE);
         CU(cuMemHostRegister_v2(buf, len, CU_MEMHOSTREGISTER_DEVICEMAP));
-        CK(used_now() == before);
+        CK(fx_used_now() == before);
         CK(cuMemHostRegister_v2(buf + 4096, 4096, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
         CK(cuMemHostRegister_v2((void *)(uintptr_t)d, 16, 0) == CUDA_ERROR_INVALID_VALUE);
         CU(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -303,7 +289,7 @@ static int range_int(CUmem_range_attribute a, CUdeviceptr p, size_t n)
 static void sc_managed_hints(void)
 {
         CU(cuInit(0));
-        ctx_on(0);
+        fx_ctx_on(0);
         CUdeviceptr mg, lin;
         size_t n = 4 << 20;
         CU(cuMemAllocManaged(&mg, n, CU_MEM_ATTACH_GLOBAL));
@@ -372,8 +358,8 @@ static void sc_managed_hints(void)
 static void sc_vmm_handles(void)
 {
         CU(cuInit(0));
-        ctx_on(0);
-        uint64_t before = used_now();
+        fx_ctx_on(0);
+        uint64_t before = fx_used_now();
         CUmemAllocationProp prop = {0};
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -419,13 +405,13 @@ static void sc_vmm_handles(void)
         CU(cuMemRelease(h2));
         CK(cuMemGetAllocationPropertiesFromHandle(&got, h2) == CUDA_ERROR_INVALID_VALUE);
         CK(cuMemRelease(h2) == CUDA_ERROR_INVALID_VALUE);
-        CK(used_now() == before + sz); /* still mapped: still charged */
+        CK(fx_used_now() == before + sz); /* still mapped: still charged */
         CU(cuMemsetD32_v2(va, 5, sz / 4));
         /* a released handle comes back while a mapping holds the memory (as NCCL frees) */
         CU(cuMemRetainAllocationHandle(&h2, (void *)(uintptr_t)va));
         CU(cuMemRelease(h2));
         CU(cuMemUnmap(va, sz));
-        CK(used_now() == before);
+        CK(fx_used_now() == before);
         CU(cuMemAddressFree(resv, 2 * sz));
         int local;
         CK(cuMemRetainAllocationHandle(&h2, &local) == CUDA_ERROR_INVALID_VALUE);
@@ -440,7 +426,7 @@ static void sc_vmm_handles(void)
 static void sc_memops(void)
 {
         CU(cuInit(0));
-        CUcontext c0 = ctx_on(0);
+        CUcontext c0 = fx_ctx_on(0);
         CUdeviceptr d;
         size_t n = 1 << 20;
         CU(cuMemAlloc_v2(&d, n));
@@ -581,7 +567,7 @@ static void sc_memops(void)
         bad.dstPitch = n;
         CK(cuMemcpy3D_v2(&bad) == CUDA_ERROR_INVALID_VALUE); /* second slice past the end */
         /* peer copies between contexts on two GPUs (one address space) */
-        CUcontext c1 = ctx_on(1);
+        CUcontext c1 = fx_ctx_on(1);
         CUdeviceptr e;
         CU(cuMemAlloc_v2(&e, 4096));
         CU(cuMemsetD8_v2(e, 0x3c, 4096));
@@ -627,23 +613,11 @@ static void sc_memops(void)
         CK(!memcmp(h, "abcdefgh", 8));
 }
 
-#define SCEN(fn, model, n)                                                                         \
-        static void t_##fn(void **state)                                                           \
-        {                                                                                          \
-                (void)state;                                                                       \
-                fx_node(model, n, false);                                                          \
-                setenv("KERF_SIM_CLOCK", "virtual", 1);                                            \
-                unsetenv("CUDA_VISIBLE_DEVICES");                                                  \
-                int rc = fx_run(fn);                                                               \
-                fx_cleanup();                                                                      \
-                assert_int_equal(rc, 0);                                                           \
-        }
-
-SCEN(sc_streams2, "H200", 1)
-SCEN(sc_pointer, "H200", 1)
-SCEN(sc_managed_hints, "H200", 1)
-SCEN(sc_memops, "H200", 2)
-SCEN(sc_vmm_handles, "H200", 1)
+FX_SCEN(sc_streams2, "H200", 1, false, "virtual")
+FX_SCEN(sc_pointer, "H200", 1, false, "virtual")
+FX_SCEN(sc_managed_hints, "H200", 1, false, "virtual")
+FX_SCEN(sc_memops, "H200", 2, false, "virtual")
+FX_SCEN(sc_vmm_handles, "H200", 1, false, "virtual")
 
 int main(void)
 {
