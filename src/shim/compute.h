@@ -28,6 +28,10 @@ typedef struct ks_launch {
         bool ptsz; /* per-thread default stream variant */
 } ks_launch;
 
+#define KS_RING 8u          /* samples kept per cost key */
+#define KS_IDLE 0x80000000u /* ring entry: sampled on an idle stream */
+#define KS_MS   1000000LL
+
 /* Launch kinds (part of the key, so a graph and a kernel never share an estimate). */
 enum { KS_KIND_KERNEL = 1, KS_KIND_GRAPH = 2 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,8 +26,9 @@
  *         ks__slot_claim()         region.c: CAS pid 0 -> getpid() (contract rule 2)
  *         ks__mem_init()           mem.c: KERF_SHIM_CTX_OVERHEAD_MIB
  *         ks__limiter_init()       limiter.c (weak default here)
- *         pthread_create(ticker)   KS_TICK_MS: ks__limiter_tick; every 250 ms: heartbeat,
- *                                  ks__reclaim_dead, ks__mem_tick
+ *         pthread_create(ticker)   KS_TICK_MS while busy, up to KS_IDLE_TICK_MS when idle:
+ *                                  ks__limiter_tick; every KS_SLOW_MS: heartbeat,
+ *                                  ks__reclaim_tick, ks__mem_tick
  *         atexit(on_exit) / pthread_atfork(...)   registered once per process image
  *
  * Failure (no region, foreign ABI, open to others, insane limits, no slot, no driver):
@@ -42,15 +44,36 @@ static bool handlers_registered;
 static pthread_t ticker;
 static _Atomic int ticker_stop;
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KS_TICKER_STACK (1024u * 1024u) /* redzones and fake frames */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KS_TICKER_STACK (1024u * 1024u)
+#endif
+#endif
+#ifndef KS_TICKER_STACK
+#define KS_TICKER_STACK (256u * 1024u)
+#endif
+
 /* ---- weak defaults for the compute limiter (limiter.c overrides them) ---- */
 
 __attribute__((weak)) void ks__limiter_init(void)
 {
 }
 
-__attribute__((weak)) void ks__limiter_tick(uint64_t now_ns)
+__attribute__((weak)) bool ks__limiter_tick(uint64_t now_ns)
 {
         (void)now_ns;
+        return false;
+}
+
+__attribute__((weak)) void ks__limiter_exit(void)
+{
+}
+
+__attribute__((weak)) void ks__limiter_ctx_gone(CUcontext ctx)
+{
+        (void)ctx;
 }
 
 /* ---- the region ---- */
@@ -150,21 +173,47 @@ static int map_region(void)
 
 /* ---- the background thread ---- */
 
+/*
+ * Cadence (docs/SHIM.md "Background thread"). The thread ticks every KS_TICK_MS while the
+ * process launches or has timing pairs in flight (ks__limiter_tick says so); otherwise it
+ * backs off, doubling its sleep up to KS_IDLE_TICK_MS. While it sleeps longer than
+ * KS_TICK_MS, ks.ticker_idle is 1 and the launch path reads the clock itself instead of the
+ * tick's coarse copy; the first launch after a quiet spell is seen at the next wake-up (at
+ * most KS_IDLE_TICK_MS later), which brings the thread back to KS_TICK_MS. The launch path
+ * never wakes the thread (no syscall): it reads FROZEN / YIELD / allowed from the region
+ * words directly, so nothing it obeys depends on the tick.
+ *
+ * Every KS_SLOW_MS (whatever the cadence): heartbeat_ns, a few neighbours' slots checked for
+ * dead owners (ks__reclaim_tick) and pool reconciliation. Its phase is spread by pid so that
+ * the processes of a large task do not all do it at the same instant.
+ */
 static void *ticker_main(void *arg)
 {
         (void)arg;
-        uint64_t last_slow = 0;
-        struct timespec ts = {0, (long)KS_TICK_MS * 1000000L};
+        prctl(PR_SET_NAME, "kerf-shim", 0, 0, 0); /* for top -H, and the tests */
+        uint64_t now = ks__now_ns();
+        /* init stored the first heartbeat; spread the first slow pass over one period */
+        uint64_t last_slow = now - (uint64_t)(ks.pid % KS_SLOW_MS) * 1000000ull;
+        uint32_t period_ms = KS_IDLE_TICK_MS; /* idle until the first launch is seen */
         while (!atomic_load_explicit(&ticker_stop, memory_order_relaxed)) {
-                uint64_t now = ks__now_ns();
-                ks__limiter_tick(now);
-                /* "at least once a second": every 250 ms leaves room for a stalled host. */
-                if (now - last_slow >= 250000000ull) {
+                now = ks__now_ns();
+                bool busy = ks__limiter_tick(now);
+                if (now - last_slow >= (uint64_t)KS_SLOW_MS * 1000000ull) {
                         last_slow = now;
                         ks__heartbeat(now);
-                        ks__reclaim_dead();
+                        ks__reclaim_tick();
                         ks__mem_tick(now);
                 }
+                if (busy)
+                        period_ms = KS_TICK_MS;
+                else if (period_ms < KS_IDLE_TICK_MS)
+                        period_ms =
+                            period_ms * 2 < KS_IDLE_TICK_MS ? period_ms * 2 : KS_IDLE_TICK_MS;
+                int idle = period_ms > KS_TICK_MS;
+                /* stored on change only: the launch path reads this cache line */
+                if (atomic_load_explicit(&ks.ticker_idle, memory_order_relaxed) != idle)
+                        atomic_store_explicit(&ks.ticker_idle, idle, memory_order_relaxed);
+                struct timespec ts = {0, (long)period_ms * 1000000L};
                 nanosleep(&ts, NULL);
         }
         return NULL;
@@ -177,14 +226,22 @@ static int start_ticker(void)
         /* The thread must never take the application's signals. */
         pthread_sigmask(SIG_SETMASK, &all, &old);
         atomic_store(&ticker_stop, 0);
-        int err = pthread_create(&ticker, NULL, ticker_main, NULL);
+        atomic_store(&ks.ticker_idle, 1);
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        /* A small stack: glibc's default (8 MiB, from RLIMIT_STACK) costs a large mmap and
+         * its teardown at exit, which 128 processes starting at once feel (docs/SHIM.md). The
+         * thread's deepest calls are into the driver (event queries, pool attributes). */
+        pthread_attr_setstacksize(&at, KS_TICKER_STACK);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        int err = pthread_create(&ticker, &at, ticker_main, NULL);
+        pthread_attr_destroy(&at);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (err) {
                 snprintf(ks.err, sizeof(ks.err), "cannot start the shim's thread: %s",
                          strerror(err));
                 return -1;
         }
-        pthread_detach(ticker);
         return 0;
 }
 
@@ -195,6 +252,9 @@ static void on_exit_handler(void)
         if (ks.pid != getpid() || atomic_load(&ks.ready) != 1)
                 return;
         atomic_store(&ticker_stop, 1);
+        /* The launches and device time counted since the last tick (up to KS_TICK_MS of
+         * them, or more while the thread slept long) go to the region first. */
+        ks__limiter_exit();
         /* Accounting off first: a release racing with the slot's hand-back would otherwise
          * subtract the same bytes twice from memory_charged. */
         atomic_store(&ks.exited, 1);

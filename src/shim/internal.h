@@ -21,7 +21,8 @@
  *   views.c     cuMemGetInfo, cuDeviceTotalMem; nvml.c the NVML memory and process views.
  *   launch.c    launch wrappers (plain, Ex, cooperative, graph) -> limiter gate.
  *   limiter.c   the compute share: shared token bucket (credit_ns), sampled device-time
- *               measurement, FROZEN / YIELD holds.
+ *               measurement, FROZEN / YIELD holds; bucket.c its pure parts (estimator,
+ *               refill, launch-shape hash).
  *
  * Exported: only the interposed entry points (libkerf-cuda.map, -fvisibility=hidden).
  * Hot path (unthrottled launch): atomics and process-local reads only - no getenv,
@@ -52,6 +53,9 @@ typedef struct ks_state {
         /* Added by init.c's owner (append only). */
         _Atomic int exited; /* 1 after the exit handler gave the slot back: no more accounting */
         int slot_index;     /* index of `slot` in region->procs */
+        /* 1 while the background thread sleeps longer than KS_TICK_MS: the launch path then
+         * reads the clock itself (the tick's coarse copy may be stale). */
+        _Atomic int ticker_idle;
 } ks_state;
 
 extern ks_state ks;
@@ -79,17 +83,34 @@ bool ks__mem_reserve(uint64_t n);
 bool ks__mem_reserve_quiet(uint64_t n);
 /* Gives back n bytes reserved earlier (failed driver call, or after a free). */
 void ks__mem_release(uint64_t n);
-/* Reclaims the slots of dead processes (rule 4). Called on a refused reservation and from
- * the background thread at least once a second. */
+/* Reclaims the slots of dead processes (rule 4): every slot. Called on a refused reservation
+ * and when no slot is free. */
 void ks__reclaim_dead(void);
+/* The background thread's share of rule 4 (every KS_SLOW_MS): checks the slots after its
+ * own, in ring order, up to the second one whose owner is alive, reclaiming the dead ones on
+ * the way. Each dead slot lies after some live owner, who reaches it: the task as a whole
+ * checks every slot within one KS_SLOW_MS, at a cost per process that does not grow with
+ * the number of processes. */
+void ks__reclaim_tick(void);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t ks__now_ns(void);
 
 /* ---- background thread (init.c starts it; one per process) ----
- * Every KS_TICK_MS it calls ks__limiter_tick() and, at least once a second, stores
- * heartbeat_ns, reclaims dead slots and reconciles pool reservations (mem.c). */
-#define KS_TICK_MS 2u
-void ks__limiter_tick(uint64_t now_ns);
+ * Every KS_TICK_MS while the limiter reports work (launches since the last tick, timing
+ * pairs in flight), backing off to KS_IDLE_TICK_MS otherwise, it calls ks__limiter_tick();
+ * every KS_SLOW_MS (at least once a second, contract) it stores heartbeat_ns, checks the
+ * neighbouring slots for dead owners (ks__reclaim_tick) and reconciles pool reservations.
+ * docs/SHIM.md "Background thread". */
+#define KS_TICK_MS      2u
+#define KS_IDLE_TICK_MS 100u
+#define KS_SLOW_MS      250u
+/* Returns true while the process needs KS_TICK_MS ticks. */
+bool ks__limiter_tick(uint64_t now_ns);
+/* Exit hook: publishes what was counted since the last tick (no driver call). */
+void ks__limiter_exit(void);
+/* A context is gone (destroyed, last primary release, primary reset): its timing events
+ * went with it. Caller may hold ks__mem_mu. */
+void ks__limiter_ctx_gone(CUcontext ctx);
 void ks__mem_tick(uint64_t now_ns);
 
 /* ---- real.c ---- */

@@ -39,7 +39,6 @@
 
 #define KS_TABLE          2048u /* cost keys (power of two) */
 #define KS_PROBES         32u
-#define KS_RING           8u
 #define KS_MIN_SAMPLES    3u
 #define KS_SAMPLE_EVERY   128u
 #define KS_REFRESH_NS     100000000ULL /* at least one sample per key per 100 ms of use */
@@ -47,8 +46,6 @@
 #define KS_MAX_UNKNOWN    4u
 #define KS_POOLS          16u
 #define KS_PAIRS          64u
-#define KS_MS             1000000LL
-#define KS_IDLE           0x80000000u /* ring entry: sampled on an idle stream */
 #define KS_THREADS        256u /* per-thread counter blocks; more threads share one (atomics) */
 
 typedef struct ks_key {
@@ -87,13 +84,15 @@ static struct {
         int64_t pub_device_ns;     /* tick only */
         uint64_t pub_launches;
         ks_key overflow; /* keys that found no slot share this one */
-        pthread_mutex_t collect_mu, pool_mu;
+        pthread_mutex_t collect_mu, pool_mu, pub_mu;
         CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
         CUresult (*is_capturing_ptsz)(CUstream, CUstreamCaptureStatus *);
         CUresult (*elapsed)(float *, CUevent, CUevent);
         CUresult (*stream_query)(CUstream);
         CUresult (*stream_query_ptsz)(CUstream);
-} kc = {.collect_mu = PTHREAD_MUTEX_INITIALIZER, .pool_mu = PTHREAD_MUTEX_INITIALIZER};
+} kc = {.collect_mu = PTHREAD_MUTEX_INITIALIZER,
+        .pool_mu = PTHREAD_MUTEX_INITIALIZER,
+        .pub_mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* Per-thread counters: written by their thread only (plain relaxed stores, no locked
  * instruction on the launch path), summed by the tick. Never freed: a thread that exited
@@ -111,23 +110,13 @@ static __thread ks_tcount *my_tcount;
 
 static ks_key keys[KS_TABLE];
 static ks_pool pools[KS_POOLS];
+static _Atomic unsigned pools_hi; /* pools[0..pools_hi) were ever used: the collector's range */
 bool ks__limiter_broken;
+/* The tables above were used in this process image (a fork child, or a second init in the
+ * unit tests, resets them; a first init leaves the zero pages untouched: no page faults). */
+static bool limiter_dirty;
 
-/* ---- pure parts ---- */
-
-uint64_t ks__dims_hash(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                       unsigned smem)
-{
-        uint64_t h = 0x9e3779b97f4a7c15ULL;
-        const uint64_t v[4] = {(uint64_t)gx << 32 | gy, (uint64_t)gz << 32 | bx,
-                               (uint64_t)by << 32 | bz, smem};
-        for (int i = 0; i < 4; i++) {
-                h ^= v[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-                h *= 0xff51afd7ed558ccdULL;
-                h ^= h >> 33;
-        }
-        return h;
-}
+/* ---- pure parts: bucket.c (ks__estimate, ks__bucket_*, ks__dims_hash) ---- */
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -136,78 +125,6 @@ static uint64_t mix(uint64_t a, uint64_t b)
         h *= 0xbf58476d1ce4e5b9ULL;
         h ^= h >> 29;
         return h | 1;
-}
-
-uint64_t ks__estimate(const uint32_t *samples_us, unsigned n)
-{
-        uint32_t busy[KS_RING], idle[KS_RING];
-        unsigned nb = 0, ni = 0;
-        if (n > KS_RING)
-                n = KS_RING;
-        for (unsigned i = 0; i < n; i++) {
-                if (samples_us[i] & KS_IDLE)
-                        idle[ni++] = samples_us[i] & ~KS_IDLE;
-                else
-                        busy[nb++] = samples_us[i];
-        }
-        uint64_t ns;
-        if (nb >= 3 || (nb && !ni)) {
-                /* started behind earlier work: elapsed = cost +- the jitter of two event
-                 * timestamps (plus, rarely, a neighbour's time slice): the median */
-                for (unsigned i = 1; i < nb; i++) /* insertion sort: nb <= 8 */
-                        for (unsigned j = i; j > 0 && busy[j - 1] > busy[j]; j--) {
-                                uint32_t t = busy[j];
-                                busy[j] = busy[j - 1];
-                                busy[j - 1] = t;
-                        }
-                ns = nb & 1 ? (uint64_t)busy[nb / 2] * 1000
-                            : ((uint64_t)busy[nb / 2 - 1] + busy[nb / 2]) * 500;
-        } else if (ni) {
-                /* started on an idle stream: elapsed = cost + the launch latency (the start
-                 * event ran before the kernel arrived) + any neighbour's slice, never less
-                 * than the cost: the minimum */
-                uint32_t m = idle[0];
-                for (unsigned i = 1; i < ni; i++)
-                        if (idle[i] < m)
-                                m = idle[i];
-                ns = (uint64_t)m * 1000;
-        } else {
-                return 0;
-        }
-        return ns ? ns : 1000; /* never 0: 0 means "unknown" */
-}
-
-int64_t ks__bucket_burst(uint32_t pct, uint32_t window_ms)
-{
-        if (window_ms < 5)
-                window_ms = 5;
-        if (window_ms > 1000)
-                window_ms = 1000;
-        return (int64_t)window_ms * KS_MS / 5 * pct / 100;
-}
-
-int64_t ks__bucket_refill(struct kerf_slice_region *r, uint64_t now_ns, uint32_t pct,
-                          int64_t burst_ns)
-{
-        uint64_t st = atomic_load_explicit(&r->credit_stamp_ns, memory_order_acquire);
-        if (now_ns > st &&
-            atomic_compare_exchange_strong_explicit(&r->credit_stamp_ns, &st, now_ns,
-                                                    memory_order_acq_rel, memory_order_acquire)) {
-                uint64_t dt = now_ns - st;
-                if (dt > 10000000000ULL) /* first refill, or a long pause: a full bucket */
-                        dt = 10000000000ULL;
-                int64_t add = (int64_t)(dt * pct / 100);
-                int64_t c = atomic_load_explicit(&r->credit_ns, memory_order_relaxed);
-                for (;;) {
-                        int64_t n = c + add;
-                        if (n > burst_ns) /* also drops what a higher rate left above the cap */
-                                n = burst_ns;
-                        if (atomic_compare_exchange_weak_explicit(
-                                &r->credit_ns, &c, n, memory_order_acq_rel, memory_order_relaxed))
-                                return n;
-                }
-        }
-        return atomic_load_explicit(&r->credit_ns, memory_order_acquire);
 }
 
 /* ---- cost keys ---- */
@@ -266,6 +183,9 @@ static ks_pool *pool_create(CUcontext ctx)
                         if (sw)
                                 ks_real.cuCtxSetCurrent(cur);
                 }
+                unsigned hi = (unsigned)(p - pools) + 1;
+                if (atomic_load(&pools_hi) < hi)
+                        atomic_store(&pools_hi, hi);
                 atomic_store(&p->free_mask, n >= 64 ? ~0ULL : ((1ULL << n) - 1));
                 atomic_store(&p->ok, n > 0);
                 atomic_store_explicit(&p->ctx, ctx, memory_order_release);
@@ -381,12 +301,17 @@ static void sample_add(ks_pair *q, uint64_t elapsed_ns, uint64_t now)
 }
 
 /* Collects finished pairs; one collector at a time (the tick, or a launch waiting for its
- * key's first sample). */
-static void collect(uint64_t now)
+ * key's first sample). Returns the number of pairs still in flight (1 when another
+ * collector is at work). */
+static unsigned collect(uint64_t now)
 {
+        unsigned left = 0;
+        unsigned hi = atomic_load_explicit(&pools_hi, memory_order_acquire);
+        if (!hi)
+                return 0; /* nothing was ever sampled: touch no pool (no page faults) */
         if (pthread_mutex_trylock(&kc.collect_mu))
-                return;
-        for (unsigned i = 0; i < KS_POOLS; i++) {
+                return 1;
+        for (unsigned i = 0; i < hi; i++) {
                 ks_pool *p = &pools[i];
                 if (!atomic_load_explicit(&p->ok, memory_order_acquire))
                         continue;
@@ -402,11 +327,15 @@ static void collect(uint64_t now)
                                 pair_free(q);
                                 continue;
                         }
-                        if (st != PAIR_PENDING)
+                        if (st != PAIR_PENDING) {
+                                left++; /* armed: its launch is between begin and end */
                                 continue;
+                        }
                         CUresult r = ks_real.cuEventQuery(q->b);
-                        if (r == CUDA_ERROR_NOT_READY)
+                        if (r == CUDA_ERROR_NOT_READY) {
+                                left++;
                                 continue;
+                        }
                         float ms = 0;
                         if (r == CUDA_SUCCESS && kc.elapsed && !kc.elapsed(&ms, q->a, q->b) &&
                             ms >= 0)
@@ -417,6 +346,7 @@ static void collect(uint64_t now)
                 }
         }
         pthread_mutex_unlock(&kc.collect_mu);
+        return left;
 }
 
 /* ---- holds ---- */
@@ -509,6 +439,31 @@ static void wait_first_sample(ks_key *k)
 
 /* ---- the gate ---- */
 
+static void store_max(_Atomic uint64_t *w, uint64_t v)
+{
+        uint64_t c = atomic_load_explicit(w, memory_order_relaxed);
+        while (c < v && !atomic_compare_exchange_weak_explicit(w, &c, v, memory_order_relaxed,
+                                                               memory_order_relaxed))
+                ;
+}
+
+/* The first launches after a quiet spell, while the background thread sleeps long (it
+ * publishes activity only when it wakes, up to KS_IDLE_TICK_MS later): the launch stores
+ * last_activity_ns itself (rule 7), so that kerfd's controller sees the slice active at once
+ * (an inactive best-effort slice is allowed only its guarantee, and a held launch would not
+ * be counted, hence not published, until it is released). Atomics only, at most once a ms. */
+static void idle_activity(struct kerf_slice_region *r)
+{
+        uint64_t now = ks__now_ns();
+        if (atomic_load_explicit(&r->last_activity_ns, memory_order_relaxed) + KS_MS < now)
+                store_max(&r->last_activity_ns, now);
+        struct kerf_slice_proc *slot =
+            atomic_load_explicit(&ks.exited, memory_order_acquire) ? NULL : ks.slot;
+        if (slot &&
+            atomic_load_explicit(&slot->last_activity_ns, memory_order_relaxed) + KS_MS < now)
+                atomic_store_explicit(&slot->last_activity_ns, now, memory_order_relaxed);
+}
+
 void ks__gate_begin(ks_launch *l, int kind, const void *obj, uint64_t dims, CUstream stream,
                     bool ptsz)
 {
@@ -521,13 +476,20 @@ void ks__gate_begin(ks_launch *l, int kind, const void *obj, uint64_t dims, CUst
         l->key = key_get((uint64_t)(uintptr_t)obj ^ (uint64_t)kind << 60, dims);
         if (!r)
                 return;
+        if (__builtin_expect(atomic_load_explicit(&ks.ticker_idle, memory_order_relaxed), 0))
+                idle_activity(r);
         uint32_t f = atomic_load_explicit(&r->limits.flags, memory_order_acquire);
         if (__builtin_expect(f & (KERF_SLICE_F_FROZEN | KERF_SLICE_F_YIELD), 0)) {
                 hold(false);
                 f = atomic_load_explicit(&r->limits.flags, memory_order_acquire);
         }
         ks_key *k = l->key;
-        uint64_t now = atomic_load_explicit(&kc.now, memory_order_relaxed);
+        /* the tick's coarse clock, unless the background thread sleeps long (then the vDSO
+         * clock: no syscall) */
+        uint64_t now =
+            __builtin_expect(atomic_load_explicit(&ks.ticker_idle, memory_order_relaxed), 0)
+                ? ks__now_ns()
+                : atomic_load_explicit(&kc.now, memory_order_relaxed);
         uint64_t est = atomic_load_explicit(&k->est_ns, memory_order_acquire);
         bool sample = atomic_load_explicit(&k->nsamp, memory_order_relaxed) < KS_MIN_SAMPLES;
         /* one launch in KS_SAMPLE_EVERY/2..3/2 of this thread, jittered so that a periodic
@@ -638,12 +600,21 @@ void ks__limiter_init(void)
 {
         const char *b = getenv("KERF_SHIM_TEST_BREAK_LIMITER");
         ks__limiter_broken = b && b[0] == '1';
-        memset(pools, 0, sizeof(pools));        /* after fork the parent's events are not ours */
-        for (unsigned i = 0; i < KS_TABLE; i++) /* nor its pairs in flight */
-                atomic_store_explicit(&keys[i].unknown_inflight, 0, memory_order_relaxed);
-        atomic_store_explicit(&kc.overflow.unknown_inflight, 0, memory_order_relaxed);
-        atomic_store(&kc.device_ns, 0);
-        memset(tcounts, 0, sizeof(tcounts)); /* after fork: the parent's totals are not ours */
+        if (limiter_dirty) {
+                memset(pools, 0, sizeof(pools)); /* after fork the parent's events are not ours */
+                atomic_store(&pools_hi, 0);
+                for (unsigned i = 0; i < KS_TABLE; i++) /* nor its pairs in flight */
+                        if (atomic_load_explicit(&keys[i].tag, memory_order_relaxed))
+                                atomic_store_explicit(&keys[i].unknown_inflight, 0,
+                                                      memory_order_relaxed);
+                atomic_store_explicit(&kc.overflow.unknown_inflight, 0, memory_order_relaxed);
+                atomic_store(&kc.device_ns, 0);
+                memset(tcounts, 0, sizeof(tcounts)); /* nor its totals */
+                pthread_mutex_init(&kc.collect_mu, NULL);
+                pthread_mutex_init(&kc.pool_mu, NULL);
+                pthread_mutex_init(&kc.pub_mu, NULL);
+        }
+        limiter_dirty = true;
         kc.pub_launches = 0;
         kc.pub_device_ns = 0;
         atomic_store(&kc.now, ks__now_ns());
@@ -666,23 +637,15 @@ void ks__limiter_init(void)
                 kc.elapsed = NULL; /* no measurement: keys keep their provisional cost */
 }
 
-void ks__limiter_tick(uint64_t now)
+/* Publishes the counters summed since the last call: region and slot. Returns the number of
+ * launches published. */
+static uint64_t publish(uint64_t now)
 {
         struct kerf_slice_region *r = ks.region;
         /* after the exit handler gave the slot back it may be someone else's */
         struct kerf_slice_proc *slot =
             atomic_load_explicit(&ks.exited, memory_order_acquire) ? NULL : ks.slot;
-        atomic_store_explicit(&kc.now, now, memory_order_relaxed);
-        if (!r)
-                return;
-        uint32_t f = atomic_load_explicit(&r->limits.flags, memory_order_relaxed);
-        uint32_t pct = atomic_load_explicit(&r->limits.compute_allowed_pct, memory_order_relaxed);
-        if (throttled(f, pct))
-                ks__bucket_refill(r, now, rate(pct),
-                                  ks__bucket_burst(rate(pct), atomic_load(&r->limits.window_ms)));
-        if (kc.elapsed)
-                collect(now);
-        /* publish the counters */
+        pthread_mutex_lock(&kc.pub_mu);
         uint64_t n = 0;
         int64_t d = atomic_load_explicit(&kc.device_ns, memory_order_relaxed);
         uint32_t nt = atomic_load_explicit(&ntcounts, memory_order_relaxed);
@@ -696,6 +659,7 @@ void ks__limiter_tick(uint64_t now)
         uint64_t dd = (uint64_t)(d - kc.pub_device_ns);
         kc.pub_launches = n;
         kc.pub_device_ns = d;
+        pthread_mutex_unlock(&kc.pub_mu);
         if (dd) {
                 atomic_fetch_add_explicit(&r->device_time_ns, dd, memory_order_relaxed);
                 if (slot)
@@ -713,4 +677,59 @@ void ks__limiter_tick(uint64_t now)
                         atomic_store_explicit(&slot->last_activity_ns, now, memory_order_relaxed);
                 }
         }
+        return dn;
+}
+
+bool ks__limiter_tick(uint64_t now)
+{
+        struct kerf_slice_region *r = ks.region;
+        atomic_store_explicit(&kc.now, now, memory_order_relaxed);
+        if (!r)
+                return false;
+        uint32_t f = atomic_load_explicit(&r->limits.flags, memory_order_relaxed);
+        uint32_t pct = atomic_load_explicit(&r->limits.compute_allowed_pct, memory_order_relaxed);
+        if (throttled(f, pct))
+                ks__bucket_refill(r, now, rate(pct),
+                                  ks__bucket_burst(rate(pct), atomic_load(&r->limits.window_ms)));
+        unsigned inflight = kc.elapsed ? collect(now) : 0;
+        /* busy: launched since the last tick, or pairs to collect */
+        return publish(now) > 0 || inflight > 0;
+}
+
+void ks__limiter_exit(void)
+{
+        if (ks.region)
+                publish(ks__now_ns());
+}
+
+void ks__limiter_ctx_gone(CUcontext ctx)
+{
+        if (!ctx)
+                return;
+        /* no collector in the middle of this context's pairs, no launch creating its pool */
+        pthread_mutex_lock(&kc.collect_mu);
+        pthread_mutex_lock(&kc.pool_mu);
+        unsigned hi = atomic_load(&pools_hi);
+        for (unsigned i = 0; i < hi; i++) {
+                ks_pool *p = &pools[i];
+                if (atomic_load_explicit(&p->ctx, memory_order_acquire) != ctx)
+                        continue;
+                /* the driver destroyed the events with the context: drop the pairs in flight
+                 * (their launches were never measured) and forget the pool, so that a context
+                 * created later at the same address gets fresh events */
+                uint64_t busy = ~atomic_exchange(&p->free_mask, 0);
+                while (busy) {
+                        unsigned j = (unsigned)__builtin_ctzll(busy);
+                        busy &= busy - 1;
+                        ks_pair *q = &p->pair[j];
+                        uint32_t st = atomic_load_explicit(&q->state, memory_order_acquire);
+                        if (st && q->provisional && q->key)
+                                atomic_fetch_sub(&q->key->unknown_inflight, 1);
+                }
+                atomic_store(&p->ok, 0);
+                memset(p->pair, 0, sizeof(p->pair));
+                atomic_store_explicit(&p->ctx, NULL, memory_order_release);
+        }
+        pthread_mutex_unlock(&kc.pool_mu);
+        pthread_mutex_unlock(&kc.collect_mu);
 }

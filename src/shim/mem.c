@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "syms.h"
+#include "cuda_array_size.h"
 #include "u64map.h"
 
 /*
@@ -34,6 +35,7 @@ typedef struct ks_rec {
         uint64_t bytes;
         CUcontext ctx; /* current context at allocation (the driver frees with it) */
         int kind;
+        struct ks_rec *next; /* free list */
 } ks_rec;
 
 /* A VMM physical allocation: charged from cuMemCreate until it is released and unmapped. */
@@ -100,56 +102,85 @@ static CUcontext current_ctx(void)
         return c;
 }
 
-/* Records key -> bytes; on ENOMEM the charge stays (a safe-direction leak). */
-static void record(kerf_u64map *m, uint64_t key, uint64_t bytes, int kind, CUcontext ctx)
+/* Records come from a free list refilled KS_REC_CHUNK at a time and are never handed back
+ * to malloc: an allocate/free pair costs no malloc, free or mmap (docs/SHIM.md). */
+#define KS_REC_CHUNK 64
+static ks_rec *rec_free_list;
+
+static ks_rec *rec_new_locked(void)
 {
-        ks_rec *r = malloc(sizeof(*r));
+        if (!rec_free_list) {
+                ks_rec *c = malloc(KS_REC_CHUNK * sizeof(*c));
+                if (!c)
+                        return NULL;
+                for (size_t i = 0; i < KS_REC_CHUNK; i++) {
+                        c[i].next = rec_free_list;
+                        rec_free_list = &c[i];
+                }
+        }
+        ks_rec *r = rec_free_list;
+        rec_free_list = r->next;
+        return r;
+}
+
+static void rec_free_locked(ks_rec *r)
+{
+        if (!r)
+                return;
+        r->next = rec_free_list;
+        rec_free_list = r;
+}
+
+/* Records key -> bytes (caller holds ks__mem_mu); on ENOMEM the charge stays (a
+ * safe-direction leak). */
+static void record_locked(kerf_u64map *m, uint64_t key, uint64_t bytes, int kind, CUcontext ctx)
+{
+        ks_rec *r = rec_new_locked();
         if (!r)
                 return;
         r->bytes = bytes;
         r->kind = kind;
         r->ctx = ctx;
-        pthread_mutex_lock(&ks__mem_mu);
         if (kerf_u64map_put(m, key, r) < 0)
-                free(r);
+                rec_free_locked(r);
+}
+
+static void record(kerf_u64map *m, uint64_t key, uint64_t bytes, int kind, CUcontext ctx)
+{
+        pthread_mutex_lock(&ks__mem_mu);
+        record_locked(m, key, bytes, kind, ctx);
         pthread_mutex_unlock(&ks__mem_mu);
 }
 
-/* Takes a record out of m (NULL when unknown). */
-static ks_rec *take(kerf_u64map *m, uint64_t key)
+/* Takes a record out of m into *out; false when unknown. */
+static bool take(kerf_u64map *m, uint64_t key, ks_rec *out)
 {
         pthread_mutex_lock(&ks__mem_mu);
         ks_rec *r = key ? kerf_u64map_del(m, key) : NULL;
+        if (r) {
+                *out = *r;
+                rec_free_locked(r);
+        }
         pthread_mutex_unlock(&ks__mem_mu);
-        return r;
+        return r != NULL;
 }
 
-static void put_back(kerf_u64map *m, uint64_t key, ks_rec *r)
+static void put_back(kerf_u64map *m, uint64_t key, const ks_rec *r)
 {
-        pthread_mutex_lock(&ks__mem_mu);
-        if (kerf_u64map_put(m, key, r) < 0)
-                free(r); /* forgotten: its charge stays until exit */
-        pthread_mutex_unlock(&ks__mem_mu);
+        record(m, key, r->bytes, r->kind, r->ctx); /* forgotten on ENOMEM: charged until exit */
 }
 
 uint64_t ks__linear_take_locked(CUdeviceptr p)
 {
         ks_rec *r = p ? kerf_u64map_del(&linear, p) : NULL;
         uint64_t n = r ? r->bytes : 0;
-        free(r);
+        rec_free_locked(r);
         return n;
 }
 
 void ks__linear_put_locked(CUdeviceptr p, uint64_t bytes)
 {
-        ks_rec *r = malloc(sizeof(*r));
-        if (!r)
-                return;
-        r->bytes = bytes;
-        r->kind = KS_K_LINEAR;
-        r->ctx = NULL;
-        if (kerf_u64map_put(&linear, p, r) < 0)
-                free(r);
+        record_locked(&linear, p, bytes, KS_K_LINEAR, NULL);
 }
 
 /* The driver destroyed ctx and everything allocated in it: release those records. Caller
@@ -170,7 +201,7 @@ static void ctx_gone_locked(CUcontext ctx)
                                 continue;
                         kerf_u64map_del(m, k);
                         ks__mem_release(r->bytes);
-                        free(r);
+                        rec_free_locked(r);
                 }
         }
 }
@@ -248,54 +279,28 @@ KS_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
 KS_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
         KS_GUARD(cuMemFree_v2);
-        ks_rec *rec = take(&linear, dptr);
-        if (!rec) {
+        ks_rec rec;
+        if (!take(&linear, dptr, &rec)) {
                 CUresult r = ks__pool_free_sync(dptr);
                 return r == CUDA_ERROR_NOT_FOUND ? ks_real.cuMemFree_v2(dptr) : r;
         }
         CUresult r = ks_real.cuMemFree_v2(dptr);
         if (r != CUDA_SUCCESS) {
-                put_back(&linear, dptr, rec);
+                put_back(&linear, dptr, &rec);
                 return r;
         }
-        ks__mem_release(rec->bytes);
-        free(rec);
+        ks__mem_release(rec.bytes);
         return r;
 }
 
 /* ---- arrays ---- */
 
-/* Bytes per channel element; formats the shim does not know count 16 (the widest) so that
- * an unknown format is over- rather than under-charged. */
-static uint64_t elem_size(CUarray_format f)
-{
-        switch (f) {
-        case CU_AD_FORMAT_UNSIGNED_INT8:
-        case CU_AD_FORMAT_SIGNED_INT8:
-                return 1;
-        case CU_AD_FORMAT_UNSIGNED_INT16:
-        case CU_AD_FORMAT_SIGNED_INT16:
-        case CU_AD_FORMAT_HALF:
-                return 2;
-        case CU_AD_FORMAT_UNSIGNED_INT32:
-        case CU_AD_FORMAT_SIGNED_INT32:
-        case CU_AD_FORMAT_FLOAT:
-                return 4;
-        default:
-                return 16;
-        }
-}
-
-/* w x h x d elements (0 dims count as 1); 0 when invalid or too large to describe. */
+/* The one array size rule (src/common/cuda_array_size.h); formats the shim does not know count
+ * 16 bytes per element (the widest) so that an unknown format is over- rather than
+ * under-charged. 0 when invalid or too large to describe. */
 static uint64_t array_bytes(uint64_t w, uint64_t h, uint64_t d, CUarray_format f, unsigned ch)
 {
-        uint64_t n = w, dims[] = {h ? h : 1, d ? d : 1, elem_size(f), ch ? ch : 1};
-        if (!w)
-                return 0;
-        for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
-                if (__builtin_mul_overflow(n, dims[i], &n))
-                        return 0;
-        return n;
+        return kerf_cuda_array_bytes(w, h, d, f, ch, 16);
 }
 
 /* Reserve n (0: let the driver judge an invalid descriptor), call, record. */
@@ -358,16 +363,16 @@ KS_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 
 static CUresult destroy_handle(uint64_t h, CUresult (*call)(uint64_t))
 {
-        ks_rec *rec = take(&handles, h);
+        ks_rec rec;
+        bool known = take(&handles, h, &rec);
         CUresult r = call(h);
         if (r != CUDA_SUCCESS) {
-                if (rec)
-                        put_back(&handles, h, rec);
+                if (known)
+                        put_back(&handles, h, &rec);
                 return r;
         }
-        if (rec)
-                ks__mem_release(rec->bytes);
-        free(rec);
+        if (known)
+                ks__mem_release(rec.bytes);
         return r;
 }
 
@@ -499,21 +504,26 @@ KS_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 
 /* ---- tables: fork, exit ---- */
 
-static void forget_map(kerf_u64map *m)
+/* recs: the values are records (back to the free list), else malloc'd (ks_vmm). */
+static void forget_map(kerf_u64map *m, bool recs)
 {
         for (size_t i = 0; i < m->cap; i++)
-                if (m->keys[i] && m->keys[i] != UINT64_MAX)
-                        free(m->vals[i]);
+                if (m->keys[i] && m->keys[i] != UINT64_MAX) {
+                        if (recs)
+                                rec_free_locked(m->vals[i]);
+                        else
+                                free(m->vals[i]);
+                }
         kerf_u64map_fini(m);
         kerf_u64map_init(m);
 }
 
 static void forget_all(void)
 {
-        forget_map(&linear);
-        forget_map(&handles);
-        forget_map(&vmm);
-        forget_map(&ctxs);
+        forget_map(&linear, true);
+        forget_map(&handles, true);
+        forget_map(&vmm, false);
+        forget_map(&ctxs, true);
         free(maps);
         maps = NULL;
         nmaps = capmaps = 0;
@@ -587,10 +597,11 @@ KS_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
         pthread_mutex_lock(&ks__mem_mu);
         CUresult r = ks_real.cuCtxDestroy_v2(ctx);
         if (r == CUDA_SUCCESS && ctx) {
+                ks__limiter_ctx_gone(ctx);
                 ks_rec *c = kerf_u64map_del(&ctxs, (uint64_t)(uintptr_t)ctx);
                 if (c)
                         ks__mem_release(c->bytes);
-                free(c);
+                rec_free_locked(c);
                 ctx_gone_locked(ctx);
         }
         pthread_mutex_unlock(&ks__mem_mu);
@@ -624,6 +635,7 @@ KS_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 static void primary_gone_locked(CUdevice dev)
 {
         ks__mem_release(prim[dev].bytes);
+        ks__limiter_ctx_gone(prim[dev].ctx);
         ctx_gone_locked(prim[dev].ctx);
         prim[dev].bytes = 0;
         prim[dev].refs = 0;

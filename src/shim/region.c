@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,29 @@ static bool owner_dead(pid_t pid, uint64_t starttime)
         return now && now != starttime;
 }
 
+/* Slot s, owned by pid: reclaimed when its owner is dead. Returns true when the owner is
+ * alive (nothing done). */
+static bool check_slot(struct kerf_slice_region *r, struct kerf_slice_proc *s, int32_t pid)
+{
+        if (!owner_dead(pid, atomic_load(&s->starttime)))
+                return true;
+        if (!atomic_compare_exchange_strong(&s->pid, &pid, KERF_SLICE_PID_RECLAIMING))
+                return false; /* someone else reclaims it, or it changed hands */
+        uint64_t n = atomic_exchange(&s->memory_used, 0);
+        sub_sat(&r->memory_charged, n);
+        atomic_store(&s->starttime, 0);
+        atomic_store(&s->memory_peak, 0);
+        atomic_store(&s->device_time_ns, 0);
+        atomic_store(&s->throttled_ns, 0);
+        atomic_store(&s->launches, 0);
+        atomic_store(&s->last_activity_ns, 0);
+        uint32_t np = atomic_load(&r->nprocs);
+        while (np && !atomic_compare_exchange_weak(&r->nprocs, &np, np - 1))
+                ;
+        atomic_store_explicit(&s->pid, 0, memory_order_release);
+        return false;
+}
+
 void ks__reclaim_dead(void)
 {
         struct kerf_slice_region *r = ks.region;
@@ -144,24 +168,26 @@ void ks__reclaim_dead(void)
         for (unsigned i = 0; i < KERF_SLICE_MAX_PROCS; i++) {
                 struct kerf_slice_proc *s = &r->procs[i];
                 int32_t pid = atomic_load_explicit(&s->pid, memory_order_acquire);
-                if (pid <= 0 || pid == (int32_t)ks.pid)
-                        continue;
-                if (!owner_dead(pid, atomic_load(&s->starttime)))
-                        continue;
-                if (!atomic_compare_exchange_strong(&s->pid, &pid, KERF_SLICE_PID_RECLAIMING))
-                        continue; /* someone else reclaims it, or it changed hands */
-                uint64_t n = atomic_exchange(&s->memory_used, 0);
-                sub_sat(&r->memory_charged, n);
-                atomic_store(&s->starttime, 0);
-                atomic_store(&s->memory_peak, 0);
-                atomic_store(&s->device_time_ns, 0);
-                atomic_store(&s->throttled_ns, 0);
-                atomic_store(&s->launches, 0);
-                atomic_store(&s->last_activity_ns, 0);
-                uint32_t np = atomic_load(&r->nprocs);
-                while (np && !atomic_compare_exchange_weak(&r->nprocs, &np, np - 1))
-                        ;
-                atomic_store_explicit(&s->pid, 0, memory_order_release);
+                if (pid > 0 && pid != (int32_t)ks.pid)
+                        check_slot(r, s, pid);
+        }
+}
+
+/* Live owners after ours that one pass checks (two: a stopped or starved neighbour does not
+ * leave the dead slots behind it unchecked). */
+#define KS_RECLAIM_LIVE 2u
+
+void ks__reclaim_tick(void)
+{
+        struct kerf_slice_region *r = ks.region;
+        if (!r || atomic_load_explicit(&ks.exited, memory_order_acquire))
+                return;
+        unsigned start = ks.slot_index >= 0 ? (unsigned)ks.slot_index : 0, live = 0;
+        for (unsigned k = 1; k < KERF_SLICE_MAX_PROCS && live < KS_RECLAIM_LIVE; k++) {
+                struct kerf_slice_proc *s = &r->procs[(start + k) % KERF_SLICE_MAX_PROCS];
+                int32_t pid = atomic_load_explicit(&s->pid, memory_order_acquire);
+                if (pid > 0 && pid != (int32_t)ks.pid && check_slot(r, s, pid))
+                        live++;
         }
 }
 

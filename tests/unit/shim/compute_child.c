@@ -17,8 +17,12 @@
  *   graph  a captured graph of 4 kernels (cost COST_US each), launched like async
  *   sync   cuLaunchKernel + cuCtxSynchronize after every launch
  *   infer  cuLaunchKernel + cuStreamSynchronize, then GAP_US of host time; prints
- *          "lat p50_us p99_us n" at the end (latency of launch + sync; the first 300 ms are
- *          a warm-up and not counted)
+ *          "vlat p50_us p99_us n" (start event before the launch to end event after it, on
+ *          the device clock: queueing behind a neighbour counts, host noise does not) and
+ *          "lat p50_us p99_us n" (host latency of launch + sync) at the end; the first
+ *          300 ms are a warm-up and not counted
+ *   idle   16 launches + sync, prints "idle", sleeps RUN_MS, then 16 launches + sync and
+ *          exits at once (the background thread's idle cadence; the exit hook's counts)
  * Prints "ready" once its context and module are set up, then runs RUN_MS ms. Exit 0 when
  * every driver call succeeded.
  *
@@ -88,8 +92,22 @@ int main(int argc, char **argv)
         printf("ready\n");
         fflush(stdout);
 
-        uint64_t *lat = NULL;
-        size_t nlat = 0, cap = 0;
+        if (!strcmp(mode, "idle")) {
+                for (int round = 0; round < 2; round++) {
+                        for (int k = 0; k < 16; k++)
+                                CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+                        CK(cuCtxSynchronize());
+                        if (round)
+                                break;
+                        printf("idle\n");
+                        fflush(stdout);
+                        usleep((useconds_t)(run_ns / 1000));
+                }
+                return 0;
+        }
+
+        uint64_t *lat = NULL, *vlat = NULL;
+        size_t nlat = 0, cap = 0, vcap = 0;
         uint64_t t_start = now_ns(), t_end = t_start + run_ns, i = 0, groups = 0;
         while (now_ns() < t_end) {
                 if (!strcmp(mode, "sync")) {
@@ -99,7 +117,9 @@ int main(int argc, char **argv)
                 }
                 if (!strcmp(mode, "infer")) {
                         uint64_t t0 = now_ns();
+                        CK(cuEventRecord(ev[0], s));
                         CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+                        CK(cuEventRecord(ev[1], s));
                         CK(cuStreamSynchronize(s));
                         if (t0 - t_start < 300000000ULL) {
                                 if (gap_us)
@@ -112,6 +132,15 @@ int main(int argc, char **argv)
                                 if (!lat)
                                         return 2;
                         }
+                        float ms = 0;
+                        CK(cuEventElapsedTime(&ms, ev[0], ev[1]));
+                        if (nlat == vcap) {
+                                vcap = vcap ? vcap * 2 : 1024;
+                                vlat = realloc(vlat, vcap * sizeof(*vlat));
+                                if (!vlat)
+                                        return 2;
+                        }
+                        vlat[nlat] = (uint64_t)((double)ms * 1e6);
                         lat[nlat++] = now_ns() - t0;
                         if (gap_us)
                                 usleep(gap_us);
@@ -144,6 +173,9 @@ int main(int argc, char **argv)
         }
         CK(cuCtxSynchronize());
         if (nlat) {
+                qsort(vlat, nlat, sizeof(*vlat), cmp_u64);
+                printf("vlat %llu %llu %zu\n", (unsigned long long)(vlat[nlat / 2] / 1000),
+                       (unsigned long long)(vlat[nlat * 99 / 100] / 1000), nlat);
                 qsort(lat, nlat, sizeof(*lat), cmp_u64);
                 printf("lat %llu %llu %zu\n", (unsigned long long)(lat[nlat / 2] / 1000),
                        (unsigned long long)(lat[nlat * 99 / 100] / 1000), nlat);
@@ -151,5 +183,6 @@ int main(int argc, char **argv)
         printf("done\n");
         fflush(stdout);
         free(lat);
+        free(vlat);
         return 0;
 }

@@ -189,28 +189,38 @@ static void t_burst_pull_back(void **state)
  * measured with the neighbour's process already there but frozen by the controller (never on
  * the GPU), so that both runs share the 2-core host with the same processes; then the
  * neighbour is released, saturates the GPU (checked), and the loop runs again while the
- * controller makes the neighbour yield. Host noise moves a p99 of ~500 samples by more than
- * 10 % from run to run, a neighbour that does not yield moves it in every run: three rounds,
- * and the best p99 of each condition is compared. */
-static unsigned infer_p99(ct_node *nd, int share_with, unsigned *p50)
+ * controller makes the neighbour yield. Three rounds, alone and with interleaved; the best p99
+ * of each condition is compared.
+ *
+ * Two clocks. On the virtual clock (env V) the latency is the loop's own event pair on the
+ * shared device clock (start event before the launch, end event after the kernel): queueing
+ * behind the neighbour's kernels shows there, host scheduling noise does not, so the bar is
+ * strict and never skipped. On the default clock the latency is host time (launch + sync),
+ * which a loaded 2-core host moves by more than 10 % from run to run: when the three "alone"
+ * p99s themselves spread by more than the bar, a miss of the bar is host noise and the check
+ * is skipped, saying so - a neighbour that does not yield still fails it (its 500 us kernels
+ * in 2 ms slices add far more than any noise: more than 2x is never excused). */
+static unsigned infer_p99(ct_node *nd, int share_with, const char *env, unsigned *p50)
 {
         const char *inf[] = {"infer", "300", "1000", "1000", NULL};
-        int h = ct_spawn(nd, 2, 0, 0, share_with, NULL, inf);
+        int h = ct_spawn(nd, 2, 0, 0, share_with, env, inf);
         assert_true(h >= 0);
         assert_true(ct_expect(&nd->p[h], "ready", 10000));
-        assert_true(ct_expect(&nd->p[h], "lat", 10000));
         unsigned p99 = 0, n = 0;
-        assert_int_equal(sscanf(nd->p[h].last, "lat %u %u %u", p50, &p99, &n), 3);
+        if (env) {
+                assert_true(ct_expect(&nd->p[h], "vlat", 10000));
+                assert_int_equal(sscanf(nd->p[h].last, "vlat %u %u %u", p50, &p99, &n), 3);
+        } else {
+                assert_true(ct_expect(&nd->p[h], "lat", 10000));
+                assert_int_equal(sscanf(nd->p[h].last, "lat %u %u %u", p50, &p99, &n), 3);
+        }
         assert_true(n >= 200);
         assert_true(ct_wait(&nd->p[h]));
         return p99;
 }
 
-static void t_yield_high_impact(void **state)
+static void yield_high_impact(const char *env)
 {
-        (void)state;
-        if (ct_overloaded())
-                skip();
         ct_node nd;
         ctl c = {.nd = &nd};
         assert_int_equal(ct_setup(&nd), 0);
@@ -225,21 +235,23 @@ static void t_yield_high_impact(void **state)
         memcpy(nd.p[nd.np].region, hpath, sizeof(hpath));
         int hslot = (int)nd.np++;
         pthread_mutex_unlock(&nd.mu);
-        unsigned best_alone = ~0u, best_with = ~0u, p50a = 0, p50b = 0;
+        unsigned best_alone = ~0u, worst_alone = 0, best_with = ~0u, p50a = 0, p50b = 0;
         double be_alone = 100, be_during = 0;
         uint64_t held = 0;
         for (int round = 0; round < 3; round++) {
                 const char *be[] = {"async", "500", "3200", NULL};
-                int b = ct_spawn(&nd, 2, 0, 100, -1, NULL, be);
+                int b = ct_spawn(&nd, 2, 0, 100, -1, env, be);
                 assert_true(b >= 0);
                 ctl_add(&c, nd.p[b].r, 2, false, true);
                 pthread_mutex_lock(&c.mu);
                 c.s[c.n - 1].frozen = true;
                 pthread_mutex_unlock(&c.mu);
                 assert_true(ct_expect(&nd.p[b], "ready", 10000));
-                unsigned p99 = infer_p99(&nd, hslot, &p50a);
+                unsigned p99 = infer_p99(&nd, hslot, env, &p50a);
                 if (p99 < best_alone)
                         best_alone = p99;
+                if (p99 > worst_alone)
+                        worst_alone = p99;
                 ct_sleep_ms(250); /* the high-impact slice is idle now: no YIELD */
                 pthread_mutex_lock(&c.mu);
                 c.s[c.n - 1].frozen = false;
@@ -249,7 +261,7 @@ static void t_yield_high_impact(void **state)
                 if (x < be_alone)
                         be_alone = x;
                 uint64_t th = ct_now();
-                p99 = infer_p99(&nd, hslot, &p50b);
+                p99 = infer_p99(&nd, hslot, env, &p50b);
                 if (p99 < best_with)
                         best_with = p99;
                 /* while the high-impact loop ran (after its warm-up) the neighbour yielded */
@@ -263,17 +275,52 @@ static void t_yield_high_impact(void **state)
                 pthread_mutex_unlock(&c.mu);
         }
         ctl_stop(&c);
-        print_message("high-impact p99 (best of 3): alone on the GPU %u us (p50 %u), next to a "
-                      "best-effort saturating neighbour %u us (p50 %u); neighbour alone >= %.0f%%, "
-                      "while yielding <= %.1f%%, held %llu times\n",
-                      best_alone, p50a, best_with, p50b, be_alone, be_during,
-                      (unsigned long long)held);
+        print_message("%s clock: high-impact p99 (best of 3): alone on the GPU %u us (p50 %u, "
+                      "worst alone %u), next to a best-effort saturating neighbour %u us (p50 "
+                      "%u); neighbour alone >= %.0f%%, while yielding <= %.1f%%, held %llu "
+                      "times\n",
+                      env ? "virtual" : "default", best_alone, p50a, worst_alone, best_with, p50b,
+                      be_alone, be_during, (unsigned long long)held);
         kerf_slice_region_unmap(hr);
         ct_teardown(&nd);
         assert_true(be_alone >= 80.0);
         assert_true(held > 0);
         assert_true(be_during < 1.0);
-        assert_true(best_with <= best_alone * 1.10);
+        if (env) {
+                /* device time on the shared virtual clock: host noise cannot enter */
+                assert_true(best_with <= best_alone * 1.10);
+                return;
+        }
+        /* Wall-clock p99s on a shared 2-core host carry the host's scheduling noise: the bar
+         * is +10 % plus the spread the same measurement showed between the three "alone"
+         * rounds; beyond twice the alone p99 it always fails. Under sanitizers the host
+         * timing is not meaningful (the virtual-clock test above is the proof there). */
+        double noise = (double)worst_alone / best_alone - 1.0;
+#ifdef KERF_SANITIZE_BUILD
+        if (best_with > best_alone * 1.10 && best_with <= best_alone * 2) {
+                fprintf(stderr,
+                        "compute test: sanitizer build: default-clock p99 %u vs %u us "
+                        "not judged (the virtual-clock check stands)\n",
+                        best_with, best_alone);
+                skip();
+        }
+#endif
+        assert_true(best_with <= best_alone * 2);
+        assert_true(best_with <= best_alone * (1.10 + noise));
+}
+
+static void t_yield_high_impact_virtual(void **state)
+{
+        (void)state;
+        yield_high_impact(V);
+}
+
+static void t_yield_high_impact(void **state)
+{
+        (void)state;
+        if (ct_overloaded())
+                skip();
+        yield_high_impact(NULL);
 }
 
 /* FROZEN holds every launch (after the queue drains); clearing it resumes. */
@@ -314,11 +361,9 @@ static void t_frozen(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(t_two_slices_virtual),
-            cmocka_unit_test(t_two_slices),
-            cmocka_unit_test(t_burst_pull_back),
-            cmocka_unit_test(t_yield_high_impact),
-            cmocka_unit_test(t_frozen),
+            cmocka_unit_test(t_two_slices_virtual), cmocka_unit_test(t_two_slices),
+            cmocka_unit_test(t_burst_pull_back),    cmocka_unit_test(t_yield_high_impact_virtual),
+            cmocka_unit_test(t_yield_high_impact),  cmocka_unit_test(t_frozen),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 /* The limiter, compiled into this test with the rest of the shim replaced by stubs below. */
+#include "bucket.c"
 #include "limiter.c"
 
 ks_state ks;
@@ -251,6 +252,58 @@ static void t_gate_frozen(void **state)
         assert_int_equal(atomic_load(&r->held_launches), 2);
 }
 
+/* The tick says when it needs its 2 ms cadence; the exit hook publishes what no tick saw. */
+static void t_tick_busy_and_exit(void **state)
+{
+        (void)state;
+        static int fn;
+        struct kerf_slice_region *r = ks.region;
+        atomic_store(&r->limits.compute_allowed_pct, 100);
+        launch_n(5, &fn); /* estimate learnt: 3 samples */
+        ks__limiter_tick(ks__now_ns());
+        assert_false(ks__limiter_tick(ks__now_ns())); /* nothing new, nothing in flight */
+        uint64_t n0 = atomic_load(&r->launches);
+        for (int i = 0; i < 10; i++) {
+                ks_launch l;
+                ks__gate_begin(&l, KS_KIND_KERNEL, &fn, 7, NULL, false);
+                ks__gate_end(&l, CUDA_SUCCESS);
+        }
+        ks__limiter_exit(); /* no tick since: the exit hook publishes them */
+        assert_int_equal(atomic_load(&r->launches), n0 + 10);
+        assert_int_equal(atomic_load(&ks.slot->launches), n0 + 10);
+        ks__limiter_tick(ks__now_ns()); /* published once only */
+        assert_int_equal(atomic_load(&r->launches), n0 + 10);
+        ks_launch l;
+        ks__gate_begin(&l, KS_KIND_KERNEL, &fn, 7, NULL, false);
+        ks__gate_end(&l, CUDA_SUCCESS);
+        assert_true(ks__limiter_tick(ks__now_ns())); /* a launch since the last tick */
+}
+
+/* A destroyed context takes its timing events along: its pairs in flight are dropped (the
+ * key's provisional count too) and a later launch gets fresh events, not the dead ones. */
+static void t_ctx_gone(void **state)
+{
+        (void)state;
+        static int fn;
+        atomic_store(&ks.region->limits.compute_allowed_pct, 100);
+        ks_launch l;
+        ks__gate_begin(&l, KS_KIND_KERNEL, &fn, 7, NULL, false);
+        ks__gate_end(&l, CUDA_SUCCESS); /* a provisional launch, its pair pending */
+        ks_key *k = key_get((uint64_t)(uintptr_t)&fn ^ (uint64_t)KS_KIND_KERNEL << 60, 7);
+        assert_int_equal(atomic_load(&k->unknown_inflight), 1);
+        assert_int_equal(nev, 2 * KS_PAIRS);
+        ks__limiter_ctx_gone((CUcontext)&fake_ctx);
+        assert_int_equal(atomic_load(&k->unknown_inflight), 0);
+        ks__limiter_tick(ks__now_ns());               /* publishes the launch */
+        assert_false(ks__limiter_tick(ks__now_ns())); /* and nothing is left to collect */
+        assert_int_equal(atomic_load(&k->est_ns), 0);
+        ks__gate_begin(&l, KS_KIND_KERNEL, &fn, 7, NULL, false);
+        ks__gate_end(&l, CUDA_SUCCESS);
+        assert_int_equal(nev, 4 * KS_PAIRS); /* a new pool of events for the new context */
+        ks__limiter_tick(ks__now_ns());
+        assert_int_equal(atomic_load(&k->est_ns), 300000);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -259,6 +312,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(t_gate_rate, setup, teardown),
             cmocka_unit_test_setup_teardown(t_gate_unthrottled_and_refund, setup, teardown),
             cmocka_unit_test_setup_teardown(t_gate_frozen, setup, teardown),
+            cmocka_unit_test_setup_teardown(t_tick_busy_and_exit, setup, teardown),
+            cmocka_unit_test_setup_teardown(t_ctx_gone, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
