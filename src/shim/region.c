@@ -56,7 +56,9 @@ static bool try_reserve(struct kerf_slice_region *r, uint64_t n)
         return true;
 }
 
-bool ks__mem_reserve(uint64_t n)
+/* Reserve n for this process; `loud`: on refusal reclaim dead slots, retry once, and count the
+ * denial (a quiet caller, e.g. a pool probe, retries on its own terms). */
+static bool reserve(uint64_t n, bool loud)
 {
         struct kerf_slice_region *r = ks.region;
         struct kerf_slice_proc *s = ks.slot;
@@ -64,6 +66,8 @@ bool ks__mem_reserve(uint64_t n)
         if (!n || !r || !s || atomic_load(&ks.exited))
                 return true;
         if (!try_reserve(r, n)) {
+                if (!loud)
+                        return false;
                 /* A dead process may still hold charges the driver already gave back. */
                 ks__reclaim_dead();
                 if (!try_reserve(r, n)) {
@@ -76,18 +80,14 @@ bool ks__mem_reserve(uint64_t n)
         return true;
 }
 
+bool ks__mem_reserve(uint64_t n)
+{
+        return reserve(n, true);
+}
+
 bool ks__mem_reserve_quiet(uint64_t n)
 {
-        struct kerf_slice_region *r = ks.region;
-        struct kerf_slice_proc *s = ks.slot;
-
-        if (!n || !r || !s || atomic_load(&ks.exited))
-                return true;
-        if (!try_reserve(r, n))
-                return false;
-        uint64_t used = atomic_fetch_add(&s->memory_used, n) + n;
-        store_max(&s->memory_peak, used);
-        return true;
+        return reserve(n, false);
 }
 
 void ks__mem_release(uint64_t n)
