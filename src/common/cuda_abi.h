@@ -331,6 +331,39 @@ typedef struct CUmemPoolProps_st {
         unsigned char reserved[54];
 } CUmemPoolProps;
 
+/* Graph memory nodes (cuGraphAddMemAllocNode) and the device's graph memory attributes. */
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+        CUmemPoolProps poolProps;
+        const CUmemAccessDesc *accessDescs;
+        size_t accessDescCount;
+        size_t bytesize;
+        CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+
+typedef enum CUgraphNodeType_enum {
+        CU_GRAPH_NODE_TYPE_KERNEL = 0,
+        CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+        CU_GRAPH_NODE_TYPE_MEMSET = 2,
+        CU_GRAPH_NODE_TYPE_HOST = 3,
+        CU_GRAPH_NODE_TYPE_GRAPH = 4,
+        CU_GRAPH_NODE_TYPE_EMPTY = 5,
+        CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
+        CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7,
+        CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8,
+        CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9,
+        CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
+        CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
+        CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12,
+        CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
+} CUgraphNodeType;
+
+typedef enum CUgraphMem_attribute_enum {
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0,
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1,
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2,
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3
+} CUgraphMem_attribute;
+
 /* ---- contexts ---- */
 
 typedef enum CUexecAffinityType_enum {

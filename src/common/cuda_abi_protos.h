@@ -245,6 +245,22 @@ KERF_CUDA_FN(CUresult) cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 KERF_CUDA_FN(CUresult) cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 KERF_CUDA_FN(CUresult) cuGraphExecDestroy(CUgraphExec hGraphExec);
 KERF_CUDA_FN(CUresult) cuGraphDestroy(CUgraph hGraph);
+KERF_CUDA_FN(CUresult)
+cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                       size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams);
+KERF_CUDA_FN(CUresult)
+cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                      size_t numDependencies, CUdeviceptr dptr);
+KERF_CUDA_FN(CUresult)
+cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out);
+KERF_CUDA_FN(CUresult) cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out);
+KERF_CUDA_FN(CUresult) cuDeviceGraphMemTrim(CUdevice device);
+KERF_CUDA_FN(CUresult) cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes);
+KERF_CUDA_FN(CUresult) cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type);
+KERF_CUDA_FN(CUresult)
+cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value);
+KERF_CUDA_FN(CUresult)
+cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value);
 
 /* function and kernel attributes, occupancy, module queries, linking */
 KERF_CUDA_FN(CUresult) cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);

@@ -29,7 +29,10 @@ uint64_t ks__estimate(const uint32_t *samples_us, unsigned n)
                 else
                         busy[nb++] = samples_us[i];
         }
-        uint64_t ns;
+        uint64_t ns, idle_min = UINT64_MAX;
+        for (unsigned i = 0; i < ni; i++)
+                if (idle[i] < idle_min)
+                        idle_min = idle[i];
         if (nb >= 3 || (nb && !ni)) {
                 /* started behind earlier work: elapsed = cost +- the jitter of two event
                  * timestamps (plus, rarely, a neighbour's time slice): the median */
@@ -41,15 +44,15 @@ uint64_t ks__estimate(const uint32_t *samples_us, unsigned n)
                         }
                 ns = nb & 1 ? (uint64_t)busy[nb / 2] * 1000
                             : ((uint64_t)busy[nb / 2 - 1] + busy[nb / 2]) * 500;
+                /* an idle sample is never less than the cost: it bounds a median pulled up
+                 * by a few slow samples (a host that fell behind, a neighbour's slice) */
+                if (ni && ns > idle_min * 1000)
+                        ns = idle_min * 1000;
         } else if (ni) {
                 /* started on an idle stream: elapsed = cost + the launch latency (the start
                  * event ran before the kernel arrived) + any neighbour's slice, never less
                  * than the cost: the minimum */
-                uint32_t m = idle[0];
-                for (unsigned i = 1; i < ni; i++)
-                        if (idle[i] < m)
-                                m = idle[i];
-                ns = (uint64_t)m * 1000;
+                ns = idle_min * 1000;
         } else {
                 return 0;
         }

@@ -159,6 +159,10 @@ CUresult ks__pool_free_sync(CUdeviceptr p);
 void ks__pools_reconcile(void);
 /* mem_pool.c: fork child / exit. */
 void ks__pools_forget(void);
+/* mem_graph.c: reconciles the graph memory reservations' charge (pool reconcile points);
+ * fork child / exit. */
+void ks__graphmem_reconcile(void);
+void ks__graphmem_forget(void);
 /* Stores now into last_activity_ns (slot and region); activity rule 7. */
 void ks__activity(void);
 

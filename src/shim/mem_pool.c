@@ -105,6 +105,7 @@ static void reconcile_locked(ks_pool *kp, uint64_t *pending)
 
 void ks__pools_reconcile(void)
 {
+        ks__graphmem_reconcile();
         if (!atomic_load_explicit(&npools_seen, memory_order_relaxed))
                 return;
         pthread_mutex_lock(&ks__mem_mu);
@@ -131,6 +132,7 @@ void ks__pools_forget(void)
         pools = NULL;
         npools = cappools = 0;
         atomic_store(&npools_seen, 0);
+        ks__graphmem_forget();
 }
 
 /* The pool cuMemAllocAsync draws from: the current pool of the current context's device. */

@@ -15,6 +15,7 @@ KS_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice);
 KS_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice);
 KS_EXPORT CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsigned int, CUdevice);
+KS_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 
 /*
  * Every interposed driver entry point, by its exported (versioned) name. real.c builds from
@@ -67,6 +68,11 @@ KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsig
         X(cuCtxSynchronize)                                                                        \
         X(cuCtxSynchronize_v2)                                                                     \
         X(cuEventSynchronize)                                                                      \
+        /* mem_graph.c: graph memory nodes (the graph memory reservation) */                       \
+        X(cuGraphInstantiateWithFlags)                                                             \
+        X(cuGraphInstantiate_v2)                                                                   \
+        X(cuGraphExecDestroy)                                                                      \
+        X(cuDeviceGraphMemTrim)                                                                    \
         /* views.c */                                                                              \
         X(cuMemGetInfo_v2)                                                                         \
         X(cuDeviceTotalMem_v2)                                                                     \
@@ -100,7 +106,12 @@ KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsig
         X(cuDeviceGetMemPool)                                                                      \
         X(cuStreamQuery)                                                                           \
         X(cuStreamQuery_ptsz)                                                                      \
-        X(cuDeviceGetCount)
+        X(cuDeviceGetCount)                                                                        \
+        /* mem_graph.c */                                                                          \
+        X(cuDeviceGetGraphMemAttribute)                                                            \
+        X(cuGraphGetNodes)                                                                         \
+        X(cuGraphNodeGetType)                                                                      \
+        X(cuGraphMemAllocNodeGetParams)
 
 typedef struct ks_real_table {
 #define KS_REAL_FIELD(name) __typeof__(name) *name;

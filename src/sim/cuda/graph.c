@@ -3,28 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "graph.h"
 
 /* A node holds the operation it stands for; an executable graph is its nodes in a
  * topological order, replayed into the launch stream (the engine runs one op at a time, so
- * the order loses nothing but intra-graph concurrency, which is not simulated). */
-typedef struct CUgraphNode_st {
-        struct CUgraph_st *g;
-        kc_op op;
-        struct CUgraphNode_st **deps;
-        size_t n_deps;
-} kc_node;
-
-typedef struct CUgraph_st {
-        kc_node **nodes;
-        size_t n;
-} kc_graph;
-
-typedef struct CUgraphExec_st {
-        kc_op *ops;
-        size_t n;
-} kc_exec;
-
+ * the order loses nothing but intra-graph concurrency, which is not simulated). Memory alloc
+ * and free nodes carry no operation: graphmem.c accounts for them around the replay. */
 static kc_node *node_add(kc_graph *g, const kc_op *op, kc_node *const *deps, size_t n_deps)
 {
         kc_node *nd = calloc(1, sizeof(*nd));
@@ -66,6 +50,7 @@ static void graph_free(kc_graph *g)
         kc__handle_del(g);
         for (size_t i = 0; i < g->n; i++) {
                 kc__handle_del(g->nodes[i]);
+                kc__gm_unref(g->nodes[i]->gm);
                 free(g->nodes[i]->deps);
                 free(g->nodes[i]);
         }
@@ -314,7 +299,8 @@ static CUresult instantiate(CUgraphExec *ph, CUgraph g)
                 kc__unlock();
                 return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        for (bool progress = true; progress && x->n < g->n;) {
+        size_t placed = 0;
+        for (bool progress = true; progress && placed < g->n;) {
                 progress = false;
                 for (size_t i = 0; i < g->n; i++) {
                         if (done[i])
@@ -326,16 +312,19 @@ static CUresult instantiate(CUgraphExec *ph, CUgraph g)
                                                 ready = false;
                         if (ready) {
                                 done[i] = progress = true;
-                                x->ops[x->n++] = g->nodes[i]->op;
+                                placed++;
+                                if (g->nodes[i]->gm_kind == KC_GM_NONE)
+                                        x->ops[x->n++] = g->nodes[i]->op;
                         }
                 }
         }
         free(done);
-        if (x->n < g->n) { /* a cycle */
+        CUresult gr = placed < g->n ? CUDA_ERROR_INVALID_VALUE : kc__gm_exec_init(x, g);
+        if (gr) { /* a cycle, or no memory */
                 free(x->ops);
                 free(x);
                 kc__unlock();
-                return CUDA_ERROR_INVALID_VALUE;
+                return gr;
         }
         kc__handle_add(x, KC_H_EXEC);
         kc__unlock();
@@ -373,6 +362,8 @@ static CUresult glaunch(CUgraphExec x, CUstream h, bool pt)
                 r = CUDA_ERROR_INVALID_VALUE;
         if (!r && s->cap_status)
                 r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* child graphs are not simulated */
+        if (!r)
+                r = kc__gm_launch_begin(x);
         for (size_t i = 0; !r && i < x->n; i++) {
                 kc_op op = x->ops[i];
                 if (op.kind == KC_OP_EVENT_RECORD) {
@@ -383,6 +374,8 @@ static CUresult glaunch(CUgraphExec x, CUstream h, bool pt)
                 }
                 r = kc__submit(s, &op);
         }
+        if (!r)
+                r = kc__gm_launch_end(x, s);
         kc__unlock();
         return r;
 }
@@ -408,8 +401,225 @@ KERF_CUDA_EXPORT CUresult cuGraphExecDestroy(CUgraphExec x)
                 return CUDA_ERROR_INVALID_VALUE;
         }
         kc__handle_del(x);
+        kc__gm_exec_free(x);
         free(x->ops);
         free(x);
         kc__unlock();
         return CUDA_SUCCESS;
+}
+
+/* Checks the graph and dependency list of a node about to be added. Caller holds mu. */
+static bool deps_ok(CUgraph g, const CUgraphNode *deps, size_t n)
+{
+        if (!kc__handle_ok(g, KC_H_GRAPH) || (n && !deps))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!kc__handle_ok(deps[i], KC_H_NODE) || deps[i]->g != g)
+                        return false;
+        return true;
+}
+
+/* Adds an alloc node for p (its address written back into p->dptr). Caller holds mu. */
+static CUresult add_alloc(kc_node **ph, kc_graph *g, kc_node *const *deps, size_t n,
+                          CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+        const CUmemPoolProps *pp = &p->poolProps;
+        if (!p->bytesize || pp->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+            pp->handleTypes != CU_MEM_HANDLE_TYPE_NONE ||
+            pp->location.type != CU_MEM_LOCATION_TYPE_DEVICE || kc__check_dev(pp->location.id) ||
+            (p->accessDescCount && !p->accessDescs))
+                return CUDA_ERROR_INVALID_VALUE;
+        kc_gmem *m = kc__gm_new(pp->location.id, p);
+        if (!m)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+        kc_op op = {0};
+        kc_node *nd = node_add(g, &op, deps, n);
+        if (!nd) {
+                kc__gm_unref(m);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        nd->gm_kind = KC_GM_ALLOC;
+        nd->gm = m;
+        p->dptr = m->params.dptr;
+        *ph = nd;
+        return CUDA_SUCCESS;
+}
+
+/* Adds a free node of graph allocation dptr, freed at most once per graph. Caller holds mu. */
+static CUresult add_free(kc_node **ph, kc_graph *g, kc_node *const *deps, size_t n,
+                         CUdeviceptr dptr)
+{
+        kc_gmem *m = kc__gm_find(dptr);
+        if (!m)
+                return CUDA_ERROR_INVALID_VALUE;
+        for (size_t i = 0; i < g->n; i++)
+                if (g->nodes[i]->gm_kind == KC_GM_FREE && g->nodes[i]->gm == m)
+                        return CUDA_ERROR_INVALID_VALUE;
+        kc_op op = {0};
+        kc_node *nd = node_add(g, &op, deps, n);
+        if (!nd)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+        nd->gm_kind = KC_GM_FREE;
+        nd->gm = m;
+        m->refs++;
+        *ph = nd;
+        return CUDA_SUCCESS;
+}
+
+KERF_CUDA_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *ph, CUgraph g,
+                                                 const CUgraphNode *deps, size_t n,
+                                                 CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+        CUresult r = kc__check_init();
+        if (r)
+                return r;
+        if (!ph || !p)
+                return CUDA_ERROR_INVALID_VALUE;
+        kc__lock();
+        r = deps_ok(g, deps, n) ? add_alloc(ph, g, deps, n, p) : CUDA_ERROR_INVALID_VALUE;
+        kc__unlock();
+        return r;
+}
+
+KERF_CUDA_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
+                                                size_t n, CUdeviceptr dptr)
+{
+        CUresult r = kc__check_init();
+        if (r)
+                return r;
+        if (!ph)
+                return CUDA_ERROR_INVALID_VALUE;
+        kc__lock();
+        r = deps_ok(g, deps, n) ? add_free(ph, g, deps, n, dptr) : CUDA_ERROR_INVALID_VALUE;
+        kc__unlock();
+        return r;
+}
+
+static CUresult node_params(CUgraphNode h, int kind, kc_gmem *out)
+{
+        CUresult r = kc__check_init();
+        if (r)
+                return r;
+        kc__lock();
+        r = CUDA_ERROR_INVALID_VALUE;
+        if (kc__handle_ok(h, KC_H_NODE) && h->gm_kind == kind) {
+                *out = *h->gm;
+                r = CUDA_SUCCESS;
+        }
+        kc__unlock();
+        return r;
+}
+
+KERF_CUDA_EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode h,
+                                                       CUDA_MEM_ALLOC_NODE_PARAMS *out)
+{
+        kc_gmem m;
+        if (!out)
+                return CUDA_ERROR_INVALID_VALUE;
+        CUresult r = node_params(h, KC_GM_ALLOC, &m);
+        if (!r)
+                *out = m.params;
+        return r;
+}
+
+KERF_CUDA_EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode h, CUdeviceptr *out)
+{
+        kc_gmem m;
+        if (!out)
+                return CUDA_ERROR_INVALID_VALUE;
+        CUresult r = node_params(h, KC_GM_FREE, &m);
+        if (!r)
+                *out = m.params.dptr;
+        return r;
+}
+
+/* Stream capture of cuMemAllocAsync / cuMemFreeAsync: alloc / free nodes after the stream's
+ * last captured node. Caller holds mu; s is capturing. */
+CUresult kc__capture_mem_alloc(kc_stream *s, size_t size, CUdeviceptr *dptr)
+{
+        if (s->cap_status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+                return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        CUDA_MEM_ALLOC_NODE_PARAMS p = {0};
+        p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        p.poolProps.location.id = s->ctx->dev;
+        p.bytesize = size;
+        kc_node *dep = s->cap_last, *nd;
+        CUresult r = add_alloc(&nd, s->cap_graph, dep ? &dep : NULL, dep ? 1 : 0, &p);
+        if (!r) {
+                s->cap_last = nd;
+                *dptr = p.dptr;
+        }
+        return r;
+}
+
+CUresult kc__capture_mem_free(kc_stream *s, CUdeviceptr dptr)
+{
+        if (s->cap_status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+                return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        kc_node *dep = s->cap_last, *nd;
+        CUresult r = add_free(&nd, s->cap_graph, dep ? &dep : NULL, dep ? 1 : 0, dptr);
+        if (!r)
+                s->cap_last = nd;
+        return r;
+}
+
+/* Nodes in creation order; with nodes NULL, their number. */
+KERF_CUDA_EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *num)
+{
+        CUresult r = kc__check_init();
+        if (r)
+                return r;
+        if (!num)
+                return CUDA_ERROR_INVALID_VALUE;
+        kc__lock();
+        if (!kc__handle_ok(g, KC_H_GRAPH)) {
+                kc__unlock();
+                return CUDA_ERROR_INVALID_VALUE;
+        }
+        if (nodes) {
+                size_t i = 0;
+                for (; i < *num && i < g->n; i++)
+                        nodes[i] = g->nodes[i];
+                for (; i < *num; i++)
+                        nodes[i] = NULL;
+        }
+        *num = g->n;
+        kc__unlock();
+        return CUDA_SUCCESS;
+}
+
+/* Captured or added operations answer the node type they stand for. */
+KERF_CUDA_EXPORT CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *type)
+{
+        CUresult r = kc__check_init();
+        if (r)
+                return r;
+        if (!type)
+                return CUDA_ERROR_INVALID_VALUE;
+        kc__lock();
+        r = kc__handle_ok(h, KC_H_NODE) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        if (!r) {
+                static const CUgraphNodeType by_op[] = {
+                    [KC_OP_KERNEL] = CU_GRAPH_NODE_TYPE_KERNEL,
+                    [KC_OP_COPY] = CU_GRAPH_NODE_TYPE_MEMCPY,
+                    [KC_OP_SET8] = CU_GRAPH_NODE_TYPE_MEMSET,
+                    [KC_OP_SET32] = CU_GRAPH_NODE_TYPE_MEMSET,
+                    [KC_OP_COPY2D] = CU_GRAPH_NODE_TYPE_MEMCPY,
+                    [KC_OP_EVENT_RECORD] = CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+                    [KC_OP_EVENT_WAIT] = CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+                    [KC_OP_HOST_FN] = CU_GRAPH_NODE_TYPE_HOST,
+                    [KC_OP_FREE] = CU_GRAPH_NODE_TYPE_MEM_FREE,
+                };
+                if (h->gm_kind == KC_GM_ALLOC)
+                        *type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+                else if (h->gm_kind == KC_GM_FREE)
+                        *type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+                else if (h->op.kind > 0 && (size_t)h->op.kind < sizeof(by_op) / sizeof(by_op[0]))
+                        *type = by_op[h->op.kind];
+                else
+                        *type = CU_GRAPH_NODE_TYPE_EMPTY;
+        }
+        kc__unlock();
+        return r;
 }

@@ -232,6 +232,10 @@ CUresult kc__func_check(CUfunction f, kc_ctx **ret_ctx);
 CUresult kc__launch(kc_stream *s, CUfunction f, uint64_t blocks);
 /* If s is capturing: adds a node copying `op` to the capture graph and returns true. */
 bool kc__capture_op(kc_stream *s, const kc_op *op, CUresult *ret);
+/* s is capturing: adds a graph alloc node of `size` bytes (its address in *dptr) / a free node
+ * of graph allocation dptr after s's last captured node. */
+CUresult kc__capture_mem_alloc(kc_stream *s, size_t size, CUdeviceptr *dptr);
+CUresult kc__capture_mem_free(kc_stream *s, CUdeviceptr dptr);
 
 /* ---- handles.c ---- */
 

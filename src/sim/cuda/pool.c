@@ -177,8 +177,8 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, kc_pool *pool, CUstr
         r = kc__stream_resolve(h, pt, &s);
         if (r)
                 goto out;
-        if (s->cap_status) { /* graph memory nodes are not simulated */
-                r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        if (s->cap_status) { /* a graph alloc node; a pool argument is not kept [UNVERIFIED] */
+                r = kc__capture_mem_alloc(s, size, dptr);
                 goto out;
         }
         if (!pool)
@@ -229,14 +229,14 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, bool pt)
         r = kc__stream_resolve(h, pt, &s);
         if (r)
                 goto out;
+        if (s->cap_status) { /* a graph free node: only of graph allocations */
+                r = kc__capture_mem_free(s, dptr);
+                goto out;
+        }
         kc_alloc *a = kc__alloc_find(dptr);
         if (!a || a->freeing || a->kind == KC_A_HOST || a->kind == KC_A_VMM ||
             a->kind == KC_A_HOSTREG) {
                 r = CUDA_ERROR_INVALID_VALUE;
-                goto out;
-        }
-        if (s->cap_status) {
-                r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
                 goto out;
         }
         kc_op *op = calloc(1, sizeof(*op));

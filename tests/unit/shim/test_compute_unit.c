@@ -134,6 +134,11 @@ static void t_estimate(void **state)
         assert_int_equal(ks__estimate(m, 3), 560000);
         assert_int_equal(ks__estimate(m, 4), 560000);
         assert_int_equal(ks__estimate(m, 6), 505000);
+        /* ... but never above the idle minimum: an idle sample bounds the cost from above */
+        uint32_t h[5] = {KS_IDLE | 1282, 2096, 313, 5350, KS_IDLE | 1306};
+        assert_int_equal(ks__estimate(h, 4), 1282000);
+        assert_int_equal(ks__estimate(h + 1, 3), 2096000);
+        assert_int_equal(ks__estimate(h, 5), 1282000);
         uint32_t b1[1] = {400};
         assert_int_equal(ks__estimate(b1, 1), 400000);
         assert_true(ks__dims_hash(1, 1, 1, 32, 1, 1, 0) != ks__dims_hash(2, 1, 1, 32, 1, 1, 0));
