@@ -17,6 +17,19 @@ KS_EXPORT CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 KS_EXPORT CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsigned int, CUdevice);
 KS_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 
+/* Legacy (CUDA < 3.2) 32-bit entry points the driver still exports (CUDA 13's stub does):
+ * interposed only to refuse them inside a slice (legacy.c). */
+typedef unsigned int ks_deviceptr_v1;
+KS_EXPORT CUresult cuMemAlloc(ks_deviceptr_v1 *dptr, unsigned int bytesize);
+KS_EXPORT CUresult cuMemAllocPitch(ks_deviceptr_v1 *dptr, unsigned int *pPitch,
+                                   unsigned int WidthInBytes, unsigned int Height,
+                                   unsigned int ElementSizeBytes);
+KS_EXPORT CUresult cuArrayCreate(CUarray *pHandle, const void *pAllocateArray);
+KS_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const void *pAllocateArray);
+KS_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
+KS_EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total);
+KS_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev);
+
 /*
  * Every interposed driver entry point, by its exported (versioned) name. real.c builds from
  * this list the table of real pointers (ks_real.<name>, typed from the prototype) and the
@@ -73,6 +86,14 @@ KS_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, 
         X(cuGraphInstantiate_v2)                                                                   \
         X(cuGraphExecDestroy)                                                                      \
         X(cuDeviceGraphMemTrim)                                                                    \
+        /* legacy.c: 32-bit entry points, refused (allocations) or answered as views */            \
+        X(cuMemAlloc)                                                                              \
+        X(cuMemAllocPitch)                                                                         \
+        X(cuArrayCreate)                                                                           \
+        X(cuArray3DCreate)                                                                         \
+        X(cuCtxCreate)                                                                             \
+        X(cuMemGetInfo)                                                                            \
+        X(cuDeviceTotalMem)                                                                        \
         /* views.c */                                                                              \
         X(cuMemGetInfo_v2)                                                                         \
         X(cuDeviceTotalMem_v2)                                                                     \

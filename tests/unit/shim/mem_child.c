@@ -598,6 +598,18 @@ static void sc_dlsym(void)
         CK(dlsym(h, "cuNoSuchThing") == NULL);
         api.MemAlloc = dlsym(h, "cuMemAlloc_v2");
         setup();
+        /* the legacy 32-bit allocation entry points are refused, never a way around the cap */
+        typedef CUresult (*alloc_v1_fn)(unsigned int *, unsigned int);
+        typedef CUresult (*info_v1_fn)(unsigned int *, unsigned int *);
+        alloc_v1_fn a1 = (alloc_v1_fn)dlsym(RTLD_DEFAULT, "cuMemAlloc");
+        info_v1_fn i1 = (info_v1_fn)dlsym(RTLD_DEFAULT, "cuMemGetInfo");
+        CK(a1 && in_shim((void *)a1) && i1 && in_shim((void *)i1));
+        uint64_t before = charged();
+        unsigned int p1 = 0, f1 = 0, t1 = 0;
+        CK(a1(&p1, 1u << 20) == CUDA_ERROR_NOT_SUPPORTED && p1 == 0 && charged() == before);
+        CK(atomic_load(&reg->memory_denied) == 0);
+        CU(i1(&f1, &t1));
+        CK(t1 == UINT32_MAX); /* the 4 GiB view does not fit in 32 bits: clamped */
         fill(&paths[0]);
 }
 
