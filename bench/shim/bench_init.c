@@ -20,6 +20,7 @@
 #include "cuda_abi.h"
 #include "kerf/core.h"
 #include "kerf/slice_abi.h"
+#include "fx_common.h"
 #include "simstate.h"
 
 /*
@@ -46,14 +47,7 @@
 #define CHILD_GATE   3
 #define CHILD_REPORT 4
 
-extern char **environ;
-
-static uint64_t now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define now_ns fxc_now_ns
 
 /* ---- child --------------------------------------------------------------------------------- */
 
@@ -103,18 +97,9 @@ typedef struct node {
 static int setup(node *nd, unsigned procs)
 {
         char exe[PATH_MAX - 64];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
+        if (fxc_self(nd->self, sizeof(nd->self), exe, sizeof(exe)) < 0)
                 return -1;
-        exe[n] = 0;
-        snprintf(nd->self, sizeof(nd->self), "%s", exe);
-        *strrchr(exe, '/') = 0;
-        const char *s = getenv("KERF_SHIM_LIB");
-        if (s)
-                snprintf(nd->shim, sizeof(nd->shim), "%s", s);
-        else
-                snprintf(nd->shim, sizeof(nd->shim), "%s/../lib/libkerf-cuda.so", exe);
-        snprintf(nd->libdir, sizeof(nd->libdir), "%s/../lib", exe);
+        fxc_lib_paths(exe, nd->shim, sizeof(nd->shim), nd->libdir, sizeof(nd->libdir));
         if (access(nd->shim, R_OK) < 0) {
                 fprintf(stderr, "bench_init: shim %s: %s\n", nd->shim, strerror(errno));
                 return -1;
@@ -123,32 +108,18 @@ static int setup(node *nd, unsigned procs)
         if (!mkdtemp(nd->dir))
                 return -1;
         snprintf(nd->sim_dir, sizeof(nd->sim_dir), "%s/node", nd->dir);
-        kerf_fleet *f;
-        const kerf_gpu_model *m = kerf_gpu_model_find("H200");
-        if (!m || kerf_fleet_new(&f) < 0 ||
-            kerf_fleet_add_node(f, "node0", 0, 0, "580.65.06", 13000) < 0 ||
-            kerf_fleet_add_gpu(f, 0, m, false, 0, NULL) < 0)
-                return -1;
-        int rc = kerf_sim_create(nd->sim_dir, f, 0, true);
-        kerf_fleet_free(f);
-        kerf_sim *st = NULL;
+        int rc = fxc_node_create(nd->sim_dir, 1);
         kerf_sim_gpu_info gi;
-        if (rc < 0 || kerf_sim_open(nd->sim_dir, &st) < 0 || kerf_sim_gpu_get(st, 0, &gi) < 0) {
+        if (rc < 0 || fxc_node_gpu0(nd->sim_dir, NULL, &gi) < 0) {
                 fprintf(stderr, "bench_init: simulated node: %d\n", rc);
                 return -1;
         }
         snprintf(nd->uuid, sizeof(nd->uuid), "%s", gi.uuid);
-        kerf_sim_close(st);
         nd->n_slices = (procs + SLICE_PROCS - 1) / SLICE_PROCS;
         for (unsigned i = 0; i < nd->n_slices && i < 4; i++) {
                 snprintf(nd->region[i], sizeof(nd->region[i]), "%s/slice%u", nd->dir, i);
-                struct kerf_slice_init in = {.memory_limit = gi.mem_total / nd->n_slices,
-                                             .device_memory = gi.mem_total,
-                                             .compute_pct = 100 / nd->n_slices,
-                                             .compute_limit_pct = 100,
-                                             .unit_id = i + 1,
-                                             .task_id = i + 1};
-                if ((rc = kerf_slice_region_create(nd->region[i], getuid(), getgid(), &in)) < 0) {
+                if ((rc = fxc_region_create(nd->region[i], gi.mem_total / nd->n_slices,
+                                            gi.mem_total, 100 / nd->n_slices, 100, i + 1)) < 0) {
                         fprintf(stderr, "bench_init: region: %s\n", strerror(-rc));
                         return -1;
                 }
@@ -158,10 +129,7 @@ static int setup(node *nd, unsigned procs)
 
 static void teardown(node *nd)
 {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", nd->dir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "bench_init: could not remove %s\n", nd->dir);
+        fxc_rmdir(nd->dir, NULL, "bench_init");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -199,19 +167,13 @@ static int round_run(node *nd, unsigned procs, bool shim, samples *s)
                 if (a < 0 || b < 0)
                         return -1;
         }
-        char pre[PATH_MAX + 16], sim[128], cvd[96], lib[PATH_MAX + 24], reg[4][140];
-        snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", nd->shim);
-        snprintf(sim, sizeof(sim), "KERF_SIM_DIR=%s", nd->sim_dir);
-        snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", nd->uuid);
-        snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", nd->libdir);
+        fxc_env env; /* its reg is unused: one per slice */
+        char reg[4][140];
+        fxc_env_fill(&env, nd->shim, NULL, nd->sim_dir, nd->uuid, nd->libdir);
         for (unsigned i = 0; i < nd->n_slices && i < 4; i++)
                 snprintf(reg[i], sizeof(reg[i]), "KERF_SLICE_REGION=%s", nd->region[i]);
         char *base[512];
-        size_t nb = 0;
-        for (char **v = environ; *v && nb < 500; v++)
-                if (strncmp(*v, "LD_PRELOAD=", 11) && strncmp(*v, "KERF_", 5) &&
-                    strncmp(*v, "CUDA_VISIBLE_DEVICES=", 21) && strncmp(*v, "LD_LIBRARY_PATH=", 16))
-                        base[nb++] = *v;
+        size_t nb = fxc_env_inherit(base, 500, false);
         pid_t pids[MAX_PROCS];
         unsigned started = 0;
         int rc = 0;
@@ -221,11 +183,11 @@ static int round_run(node *nd, unsigned procs, bool shim, samples *s)
                 memcpy(envp, base, nb * sizeof(*envp));
                 ne = nb;
                 if (shim)
-                        envp[ne++] = pre;
+                        envp[ne++] = env.pre;
                 envp[ne++] = reg[i % nd->n_slices];
-                envp[ne++] = sim;
-                envp[ne++] = cvd;
-                envp[ne++] = lib;
+                envp[ne++] = env.sim;
+                envp[ne++] = env.cvd;
+                envp[ne++] = env.lib;
                 envp[ne++] = "KERF_SLICE_ABI=2";
                 envp[ne] = NULL;
                 posix_spawn_file_actions_t fa;

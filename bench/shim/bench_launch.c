@@ -204,10 +204,7 @@ int main(int argc, char **argv)
                 }
         }
         char self[1024], child[1100];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n > 0 && !getenv("KERF_COMPUTE_CHILD")) {
-                self[n] = 0;
-                *strrchr(self, '/') = 0;
+        if (fxc_self(NULL, 0, self, sizeof(self)) == 0 && !getenv("KERF_COMPUTE_CHILD")) {
                 snprintf(child, sizeof(child), "%s/bench_launch_child", self);
                 setenv("KERF_COMPUTE_CHILD", child, 1);
         }

@@ -17,6 +17,7 @@
 #include "cuda_abi.h"
 #include "kerf/core.h"
 #include "kerf/slice_abi.h"
+#include "fx_common.h"
 #include "simstate.h"
 
 /*
@@ -43,14 +44,7 @@
 static const char *const op_name[NOPS] = {
     "cuMemAlloc_v2+cuMemFree_v2", "cuMemAllocAsync+cuMemFreeAsync", "cuMemCreate+cuMemRelease"};
 
-extern char **environ;
-
-static uint64_t now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define now_ns fxc_now_ns
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -134,18 +128,9 @@ static char dir[64], sim_dir[96], region[112], uuid[KERF_UUID_LEN], self[PATH_MA
 static int setup(void)
 {
         char exe[PATH_MAX - 64];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
+        if (fxc_self(self, sizeof(self), exe, sizeof(exe)) < 0)
                 return -1;
-        exe[n] = 0;
-        snprintf(self, sizeof(self), "%s", exe);
-        *strrchr(exe, '/') = 0;
-        const char *s = getenv("KERF_SHIM_LIB");
-        if (s)
-                snprintf(shim, sizeof(shim), "%s", s);
-        else
-                snprintf(shim, sizeof(shim), "%s/../lib/libkerf-cuda.so", exe);
-        snprintf(libdir, sizeof(libdir), "%s/../lib", exe);
+        fxc_lib_paths(exe, shim, sizeof(shim), libdir, sizeof(libdir));
         if (access(shim, R_OK) < 0) {
                 fprintf(stderr, "bench_mem: shim %s: %s\n", shim, strerror(errno));
                 return -1;
@@ -155,29 +140,14 @@ static int setup(void)
                 return -1;
         snprintf(sim_dir, sizeof(sim_dir), "%s/node", dir);
         snprintf(region, sizeof(region), "%s/slice", dir);
-        kerf_fleet *f;
-        const kerf_gpu_model *m = kerf_gpu_model_find("H200");
-        if (!m || kerf_fleet_new(&f) < 0 ||
-            kerf_fleet_add_node(f, "node0", 0, 0, "580.65.06", 13000) < 0 ||
-            kerf_fleet_add_gpu(f, 0, m, false, 0, NULL) < 0)
-                return -1;
-        int rc = kerf_sim_create(sim_dir, f, 0, true);
-        kerf_fleet_free(f);
-        kerf_sim *st = NULL;
+        int rc = fxc_node_create(sim_dir, 1);
         kerf_sim_gpu_info gi;
-        if (rc < 0 || kerf_sim_open(sim_dir, &st) < 0 || kerf_sim_gpu_get(st, 0, &gi) < 0) {
+        if (rc < 0 || fxc_node_gpu0(sim_dir, NULL, &gi) < 0) {
                 fprintf(stderr, "bench_mem: simulated node: %d\n", rc);
                 return -1;
         }
         snprintf(uuid, sizeof(uuid), "%s", gi.uuid);
-        kerf_sim_close(st);
-        struct kerf_slice_init in = {.memory_limit = gi.mem_total / 2,
-                                     .device_memory = gi.mem_total,
-                                     .compute_pct = 100,
-                                     .compute_limit_pct = 100,
-                                     .unit_id = 1,
-                                     .task_id = 1};
-        if ((rc = kerf_slice_region_create(region, getuid(), getgid(), &in)) < 0) {
+        if ((rc = fxc_region_create(region, gi.mem_total / 2, gi.mem_total, 100, 100, 1)) < 0) {
                 fprintf(stderr, "bench_mem: region: %s\n", strerror(-rc));
                 return -1;
         }
@@ -187,25 +157,13 @@ static int setup(void)
 /* Runs one child; fills med[NOPS]. */
 static int run_child(bool with_shim, unsigned batches, uint64_t *med)
 {
-        char pre[PATH_MAX + 16], reg[140], sim[128], cvd[96], lib[PATH_MAX + 24], bs[16];
-        snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
-        snprintf(reg, sizeof(reg), "KERF_SLICE_REGION=%s", region);
-        snprintf(sim, sizeof(sim), "KERF_SIM_DIR=%s", sim_dir);
-        snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", uuid);
-        snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", libdir);
+        char bs[16];
+        fxc_env b;
+        fxc_env_fill(&b, shim, region, sim_dir, uuid, libdir);
         snprintf(bs, sizeof(bs), "%u", batches);
         char *envp[520];
-        size_t ne = 0;
-        for (char **v = environ; *v && ne < 500; v++)
-                if (strncmp(*v, "LD_PRELOAD=", 11) && strncmp(*v, "KERF_", 5) &&
-                    strncmp(*v, "CUDA_VISIBLE_DEVICES=", 21) && strncmp(*v, "LD_LIBRARY_PATH=", 16))
-                        envp[ne++] = *v;
-        if (with_shim)
-                envp[ne++] = pre;
-        envp[ne++] = reg;
-        envp[ne++] = sim;
-        envp[ne++] = cvd;
-        envp[ne++] = lib;
+        size_t ne = fxc_env_inherit(envp, 500, false);
+        fxc_env_push(envp, &ne, &b, with_shim);
         envp[ne++] = "KERF_SLICE_ABI=2";
         envp[ne] = NULL;
         int out[2];
@@ -268,10 +226,7 @@ int main(int argc, char **argv)
                         for (int op = 0; op < NOPS; op++)
                                 med[m][op][r] = v[op];
                 }
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "bench_mem: could not remove %s\n", dir);
+        fxc_rmdir(dir, NULL, "bench_mem");
         if (rc) {
                 fprintf(stderr, "bench_mem: a child failed\n");
                 return 1;

@@ -31,12 +31,11 @@
 
 #include "kerf/core.h"
 #include "kerf/slice_abi.h"
+#include "fx_common.h"
 #include "simstate.h"
 
 #define FX_MIB ((uint64_t)1 << 20)
 #define FX_GIB ((uint64_t)1 << 30)
-
-extern char **environ;
 
 typedef struct fx {
         char dir[64];
@@ -54,18 +53,10 @@ static inline int fx_setup(fx *e, uint64_t cap)
 {
         char self[PATH_MAX - 64];
         memset(e, 0, sizeof(*e));
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
+        if (fxc_self(NULL, 0, self, sizeof(self)) < 0)
                 return -1;
-        self[n] = 0;
-        *strrchr(self, '/') = 0;
-        const char *s = getenv("KERF_SHIM_LIB");
-        if (s)
-                snprintf(e->shim, sizeof(e->shim), "%s", s);
-        else
-                snprintf(e->shim, sizeof(e->shim), "%s/../lib/libkerf-cuda.so", self);
-        snprintf(e->child, sizeof(e->child), "%s/shim_mem_child", self);
-        snprintf(e->libdir, sizeof(e->libdir), "%s/../lib", self);
+        fxc_lib_paths(self, e->shim, sizeof(e->shim), e->libdir, sizeof(e->libdir));
+        fxc_child_path(e->child, sizeof(e->child), NULL, self, "shim_mem_child");
         if (access(e->shim, R_OK) < 0 || access(e->child, X_OK) < 0) {
                 fprintf(stderr, "fx: %s or %s missing\n", e->shim, e->child);
                 return -1;
@@ -75,32 +66,13 @@ static inline int fx_setup(fx *e, uint64_t cap)
                 return -1;
         snprintf(e->sim_dir, sizeof(e->sim_dir), "%s/node", e->dir);
         snprintf(e->region, sizeof(e->region), "%s/slice", e->dir);
-        kerf_fleet *f;
-        const kerf_gpu_model *m = kerf_gpu_model_find("H200");
-        if (!m || kerf_fleet_new(&f) < 0 ||
-            kerf_fleet_add_node(f, "node0", 0, 0, "580.65.06", 13000) < 0 ||
-            kerf_fleet_add_gpu(f, 0, m, false, 0, NULL) < 0)
-                return -1;
-        int rc = kerf_sim_create(e->sim_dir, f, 0, true);
-        kerf_fleet_free(f);
-        kerf_sim *sim;
         kerf_sim_gpu_info gi;
-        if (rc < 0 || kerf_sim_open(e->sim_dir, &sim) < 0)
-                return -1;
-        rc = kerf_sim_gpu_get(sim, 0, &gi);
-        kerf_sim_close(sim);
-        if (rc < 0)
+        if (fxc_node_create(e->sim_dir, 1) < 0 || fxc_node_gpu0(e->sim_dir, NULL, &gi) < 0)
                 return -1;
         snprintf(e->uuid, sizeof(e->uuid), "%s", gi.uuid);
         e->phys = gi.mem_total;
-        struct kerf_slice_init in = {.memory_limit = cap,
-                                     .device_memory = e->phys,
-                                     .compute_pct = 100,
-                                     .compute_limit_pct = 100,
-                                     .unit_id = 1,
-                                     .task_id = 1};
-        rc = kerf_slice_region_create(e->region, getuid(), getgid(), &in);
-        if (rc < 0 || kerf_slice_region_map(e->region, true, &e->r) < 0)
+        if (fxc_region_create(e->region, cap, e->phys, 100, 100, 1) < 0 ||
+            kerf_slice_region_map(e->region, true, &e->r) < 0)
                 return -1;
         return 0;
 }
@@ -109,12 +81,7 @@ static inline void fx_teardown(fx *e)
 {
         kerf_slice_region_unmap(e->r);
         e->r = NULL;
-        if (e->dir[0] && !getenv("KERF_SHIMTEST_KEEP")) {
-                char cmd[128];
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "could not remove %s\n", e->dir);
-        }
+        fxc_rmdir(e->dir, "KERF_SHIMTEST_KEEP", NULL);
 }
 
 /* Starts `shim_mem_child args...` with the slice environment plus `extra` (NAME=VALUE
@@ -123,27 +90,15 @@ static inline void fx_teardown(fx *e)
 static inline pid_t fx_spawn(fx *e, const char *const *args, const char *const *extra, int *ret_in,
                              int *ret_out)
 {
-        static const char *const drop[] = {"LD_PRELOAD=", "LD_LIBRARY_PATH=", "KERF_",
-                                           "CUDA_VISIBLE_DEVICES=", "ASAN_OPTIONS="};
-        char *envp[512], pre[PATH_MAX + 16], reg[160], sim[160], cvd[96], lib[PATH_MAX + 24];
-        size_t ne = 0;
-        for (char **v = environ; *v && ne < 480; v++) {
-                bool skip = false;
-                for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-                        skip |= !strncmp(*v, drop[i], strlen(drop[i]));
-                if (!skip)
-                        envp[ne++] = *v;
-        }
-        snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", e->shim);
-        snprintf(reg, sizeof(reg), "KERF_SLICE_REGION=%s", e->region);
-        snprintf(sim, sizeof(sim), "KERF_SIM_DIR=%s", e->sim_dir);
-        snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", e->uuid);
-        snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", e->libdir);
-        const char *base[] = {pre,
-                              reg,
-                              sim,
-                              cvd,
-                              lib,
+        char *envp[512];
+        size_t ne = fxc_env_inherit(envp, 480, true);
+        fxc_env b;
+        fxc_env_fill(&b, e->shim, e->region, e->sim_dir, e->uuid, e->libdir);
+        const char *base[] = {b.pre,
+                              b.reg,
+                              b.sim,
+                              b.cvd,
+                              b.lib,
                               "KERF_SLICE_ABI=2",
                               "KERF_SIM_CTX_OVERHEAD_MIB=300",
                               "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",

@@ -35,13 +35,12 @@
 
 #include "kerf/core.h"
 #include "kerf/slice_abi.h"
+#include "fx_common.h"
 #include "simstate.h"
 
 #define SX_MIB         ((uint64_t)1 << 20)
 #define SX_GIB         ((uint64_t)1 << 30)
 #define SX_SIM_CTX_MIB ((uint64_t)300) /* KERF_SIM_CTX_OVERHEAD_MIB given to every child */
-
-extern char **environ;
 
 typedef struct sx_env {
         char dir[64];     /* temp dir: sim node in dir/node, region dir/slice */
@@ -64,19 +63,8 @@ typedef struct sx_child {
         int status;
 } sx_child;
 
-static inline uint64_t sx_now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void sx_sleep_ms(unsigned ms)
-{
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
+#define sx_now_ns   fxc_now_ns
+#define sx_sleep_ms fxc_sleep_ms
 
 /* Failure with context: prints and returns false, for use in `if (!...) fail()` chains. */
 #define SX_FAIL(...)                                                                               \
@@ -100,12 +88,7 @@ static inline void sx_atexit(void)
                         waitpid(sx_pids[i], NULL, 0);
                 }
         sx_npids = 0;
-        if (sx_exit_dir[0] && !getenv("KERF_STRESS_KEEP")) {
-                char cmd[128];
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sx_exit_dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "could not remove %s\n", sx_exit_dir);
-        }
+        fxc_rmdir(sx_exit_dir, "KERF_STRESS_KEEP", NULL);
 }
 
 /* Sets up node + region. memory_limit `cap`, compute `pct` (guarantee and ceiling). Returns 0 or
@@ -114,21 +97,10 @@ static inline int sx_setup(sx_env *e, uint64_t cap, unsigned pct)
 {
         memset(e, 0, sizeof(*e));
         char self[PATH_MAX - 64];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
+        if (fxc_self(NULL, 0, self, sizeof(self)) < 0)
                 return -1;
-        self[n] = 0;
-        *strrchr(self, '/') = 0;
-        const char *s = getenv("KERF_SHIM_LIB");
-        snprintf(e->shim, sizeof(e->shim), "%s", s ? s : "");
-        if (!s)
-                snprintf(e->shim, sizeof(e->shim), "%s/../lib/libkerf-cuda.so", self);
-        s = getenv("KERF_STRESS_CHILD");
-        if (s)
-                snprintf(e->child, sizeof(e->child), "%s", s);
-        else
-                snprintf(e->child, sizeof(e->child), "%s/shim_stress_child", self);
-        snprintf(e->libdir, sizeof(e->libdir), "%s/../lib", self);
+        fxc_lib_paths(self, e->shim, sizeof(e->shim), e->libdir, sizeof(e->libdir));
+        fxc_child_path(e->child, sizeof(e->child), "KERF_STRESS_CHILD", self, "shim_stress_child");
         e->no_shim = getenv("KERF_STRESS_NO_SHIM") && !strcmp(getenv("KERF_STRESS_NO_SHIM"), "1");
         if (access(e->child, X_OK) < 0) {
                 SX_FAIL("child program %s: %s", e->child, strerror(errno));
@@ -148,29 +120,15 @@ static inline int sx_setup(sx_env *e, uint64_t cap, unsigned pct)
         snprintf(sx_exit_dir, sizeof(sx_exit_dir), "%s", e->dir);
         snprintf(e->sim_dir, sizeof(e->sim_dir), "%s/node", e->dir);
         snprintf(e->region_path, sizeof(e->region_path), "%s/slice", e->dir);
-        kerf_fleet *f;
-        const kerf_gpu_model *m = kerf_gpu_model_find("H200");
-        if (!m || kerf_fleet_new(&f) < 0 ||
-            kerf_fleet_add_node(f, "node0", 0, 0, "580.65.06", 13000) < 0 ||
-            kerf_fleet_add_gpu(f, 0, m, false, 0, NULL) < 0)
-                return -1;
-        int rc = kerf_sim_create(e->sim_dir, f, 0, true);
-        kerf_fleet_free(f);
+        int rc = fxc_node_create(e->sim_dir, 1);
         kerf_sim_gpu_info gi;
-        if (rc < 0 || kerf_sim_open(e->sim_dir, &e->sim) < 0 ||
-            kerf_sim_gpu_get(e->sim, 0, &gi) < 0) {
+        if (rc < 0 || fxc_node_gpu0(e->sim_dir, &e->sim, &gi) < 0) {
                 SX_FAIL("simulated node in %s: %d", e->sim_dir, rc);
                 return -1;
         }
         snprintf(e->uuid, sizeof(e->uuid), "%s", gi.uuid);
         e->phys = gi.mem_total;
-        struct kerf_slice_init in = {.memory_limit = cap,
-                                     .device_memory = e->phys,
-                                     .compute_pct = pct,
-                                     .compute_limit_pct = pct,
-                                     .unit_id = 1,
-                                     .task_id = 1};
-        rc = kerf_slice_region_create(e->region_path, getuid(), getgid(), &in);
+        rc = fxc_region_create(e->region_path, cap, e->phys, pct, pct, 1);
         if (rc < 0 || (rc = kerf_slice_region_map(e->region_path, true, &e->r)) < 0) {
                 SX_FAIL("region %s: %s", e->region_path, strerror(-rc));
                 return -1;
@@ -184,12 +142,7 @@ static inline void sx_teardown(sx_env *e)
         kerf_slice_region_unmap(e->r);
         e->r = NULL;
         e->sim = kerf_sim_close(e->sim);
-        if (e->dir[0] && !getenv("KERF_STRESS_KEEP")) {
-                char cmd[128];
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "could not remove %s\n", e->dir);
-        }
+        fxc_rmdir(e->dir, "KERF_STRESS_KEEP", NULL);
 }
 
 /* kerfd's side of a limit change. */
@@ -202,31 +155,13 @@ static inline void sx_set_limit(sx_env *e, uint64_t cap)
 /* Starts `child MODE args...` with the slice's environment. Returns 0 or -1. */
 static inline int sx_spawn(sx_env *e, sx_child *c, const char *const *args)
 {
-        static const char *const drop[] = {"LD_PRELOAD=", "LD_LIBRARY_PATH=", "KERF_",
-                                           "CUDA_VISIBLE_DEVICES=", "ASAN_OPTIONS="};
-        char *envp[512], pre[PATH_MAX + 16], reg[128], sim[128], cvd[96], lib[PATH_MAX + 24],
-            lim[64];
-        size_t ne = 0;
-        for (char **v = environ; *v && ne < 500; v++) {
-                bool skip = false;
-                for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-                        skip |= !strncmp(*v, drop[i], strlen(drop[i]));
-                if (!skip)
-                        envp[ne++] = *v;
-        }
-        snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", e->shim);
-        snprintf(reg, sizeof(reg), "KERF_SLICE_REGION=%s", e->region_path);
-        snprintf(sim, sizeof(sim), "KERF_SIM_DIR=%s", e->sim_dir);
-        snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", e->uuid);
-        snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", e->libdir);
+        char *envp[512], lim[64];
+        size_t ne = fxc_env_inherit(envp, 500, true);
+        fxc_env b;
+        fxc_env_fill(&b, e->shim, e->region_path, e->sim_dir, e->uuid, e->libdir);
         snprintf(lim, sizeof(lim), "KERF_SLICE_MEMORY_LIMIT=%" PRIu64,
                  atomic_load(&e->r->limits.memory_limit));
-        if (!e->no_shim)
-                envp[ne++] = pre;
-        envp[ne++] = reg;
-        envp[ne++] = sim;
-        envp[ne++] = cvd;
-        envp[ne++] = lib;
+        fxc_env_push(envp, &ne, &b, !e->no_shim);
         envp[ne++] = lim;
         envp[ne++] = "KERF_SLICE_ABI=2";
         envp[ne++] = "KERF_SIM_CTX_OVERHEAD_MIB=300";
@@ -396,6 +331,16 @@ static inline uint64_t sx_slots_sum(const sx_env *e, unsigned *n)
         if (n)
                 *n = k;
         return s;
+}
+
+/* After the children's exits: waits (at most ms) until nothing is charged and no slot is in
+ * use; *nslots is then the number of slots still in use. */
+static inline void sx_wait_released(sx_env *e, unsigned *nslots, unsigned ms)
+{
+        uint64_t t0 = sx_now_ns();
+        while ((sx_charged(e) || sx_slots_sum(e, nslots) || *nslots) &&
+               sx_now_ns() - t0 < (uint64_t)ms * 1000000ull)
+                sx_sleep_ms(5);
 }
 
 /* Device memory the simulated driver has charged to live processes, and how many. */

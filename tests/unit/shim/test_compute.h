@@ -31,6 +31,7 @@
 
 #include "kerf/core.h"
 #include "kerf/slice_abi.h"
+#include "fx_common.h"
 #include "simstate.h"
 
 #define CT_GPUS    8
@@ -39,8 +40,6 @@
 #define CT_STEP_NS 20000000ULL
 #define CT_SEC     1000000000ULL
 #define CT_MS      1000000ULL
-
-extern char **environ;
 
 typedef struct ct_proc {
         pid_t pid;
@@ -65,19 +64,8 @@ typedef struct ct_node {
         pthread_mutex_t mu;
 } ct_node;
 
-static inline uint64_t ct_now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static inline void ct_sleep_ms(unsigned ms)
-{
-        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
+#define ct_now      fxc_now_ns
+#define ct_sleep_ms fxc_sleep_ms
 
 static void *ct_meter_main(void *arg)
 {
@@ -123,22 +111,11 @@ static inline int ct_setup(ct_node *nd)
         memset(nd, 0, sizeof(*nd));
         pthread_mutex_init(&nd->mu, NULL);
         char self[1024];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
+        if (fxc_self(NULL, 0, self, sizeof(self)) < 0)
                 return -1;
-        self[n] = 0;
-        *strrchr(self, '/') = 0;
-        const char *s = getenv("KERF_SHIM_LIB");
-        if (s)
-                snprintf(nd->shim, sizeof(nd->shim), "%s", s);
-        else
-                snprintf(nd->shim, sizeof(nd->shim), "%s/../lib/libkerf-cuda.so", self);
-        s = getenv("KERF_COMPUTE_CHILD");
-        if (s)
-                snprintf(nd->child, sizeof(nd->child), "%s", s);
-        else
-                snprintf(nd->child, sizeof(nd->child), "%s/shim_compute_child", self);
-        snprintf(nd->libdir, sizeof(nd->libdir), "%s/../lib", self);
+        fxc_lib_paths(self, nd->shim, sizeof(nd->shim), nd->libdir, sizeof(nd->libdir));
+        fxc_child_path(nd->child, sizeof(nd->child), "KERF_COMPUTE_CHILD", self,
+                       "shim_compute_child");
         if (access(nd->child, X_OK) < 0 || access(nd->shim, R_OK) < 0) {
                 fprintf(stderr, "compute test: %s or %s missing\n", nd->child, nd->shim);
                 return -1;
@@ -147,16 +124,7 @@ static inline int ct_setup(ct_node *nd)
         if (!mkdtemp(nd->dir))
                 return -1;
         snprintf(nd->sim_dir, sizeof(nd->sim_dir), "%s/node", nd->dir);
-        kerf_fleet *f;
-        const kerf_gpu_model *m = kerf_gpu_model_find("H200");
-        if (!m || kerf_fleet_new(&f) < 0 ||
-            kerf_fleet_add_node(f, "node0", 0, 0, "580.65.06", 13000) < 0)
-                return -1;
-        for (int g = 0; g < CT_GPUS; g++)
-                if (kerf_fleet_add_gpu(f, 0, m, false, 0, NULL) < 0)
-                        return -1;
-        int rc = kerf_sim_create(nd->sim_dir, f, 0, true);
-        kerf_fleet_free(f);
+        int rc = fxc_node_create(nd->sim_dir, CT_GPUS);
         if (rc < 0 || kerf_sim_open(nd->sim_dir, &nd->sim) < 0) {
                 fprintf(stderr, "compute test: simulated node in %s: %d\n", nd->sim_dir, rc);
                 return -1;
@@ -174,14 +142,8 @@ static inline struct kerf_slice_region *ct_region(ct_node *nd, char *path, size_
         if (strlen(tmp) >= len)
                 return NULL;
         memcpy(path, tmp, strlen(tmp) + 1);
-        struct kerf_slice_init in = {.memory_limit = 64ULL << 30,
-                                     .device_memory = 141ULL << 30,
-                                     .compute_pct = pct,
-                                     .compute_limit_pct = lim,
-                                     .unit_id = seq,
-                                     .task_id = seq};
         struct kerf_slice_region *r = NULL;
-        if (kerf_slice_region_create(path, getuid(), getgid(), &in) < 0 ||
+        if (fxc_region_create(path, 64ULL << 30, 141ULL << 30, pct, lim, seq) < 0 ||
             kerf_slice_region_map(path, true, &r) < 0)
                 return NULL;
         return r;
@@ -205,21 +167,15 @@ static inline int ct_spawn(ct_node *nd, int gpu, unsigned pct, unsigned lim, int
         } else if (!(p->r = ct_region(nd, p->region, sizeof(p->region), pct, lim))) {
                 return -1;
         }
-        char *envp[64], pre[PATH_MAX + 16], reg[160], sim[128], cvd[64], lib[PATH_MAX + 24];
+        char *envp[64], gs[16];
         size_t ne = 0;
         for (char **v = environ; *v && ne < 40; v++)
                 if (!strncmp(*v, "PATH=", 5) || !strncmp(*v, "HOME=", 5))
                         envp[ne++] = *v;
-        snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", nd->shim);
-        snprintf(reg, sizeof(reg), "KERF_SLICE_REGION=%s", p->region);
-        snprintf(sim, sizeof(sim), "KERF_SIM_DIR=%s", nd->sim_dir);
-        snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%d", gpu);
-        snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", nd->libdir);
-        envp[ne++] = pre;
-        envp[ne++] = reg;
-        envp[ne++] = sim;
-        envp[ne++] = cvd;
-        envp[ne++] = lib;
+        fxc_env b;
+        snprintf(gs, sizeof(gs), "%d", gpu);
+        fxc_env_fill(&b, nd->shim, p->region, nd->sim_dir, gs, nd->libdir);
+        fxc_env_push(envp, &ne, &b, true);
         envp[ne++] = "KERF_SLICE_ABI=2";
         envp[ne++] = "KERF_SIM_CTX_OVERHEAD_MIB=300";
         envp[ne++] = "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"; /* ASan builds */
@@ -378,12 +334,7 @@ static inline void ct_teardown(ct_node *nd)
                 kerf_slice_region_unmap(nd->p[i].r);
         }
         kerf_sim_close(nd->sim);
-        if (nd->dir[0] && !getenv("KERF_COMPUTE_KEEP")) {
-                char cmd[128];
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", nd->dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "could not remove %s\n", nd->dir);
-        }
+        fxc_rmdir(nd->dir, "KERF_COMPUTE_KEEP", NULL);
 }
 
 #endif

@@ -38,16 +38,24 @@ static bool in_list(char names[][96], int n, const char *s)
 
 static char allowed[MAXSYMS][96], exported[MAXSYMS][96], required[MAXSYMS][96];
 
+/* The list generated from syms.h into `list` (*na names) and the shim's defined dynamic
+ * symbols into exported (*ne names). */
+static void load_lists(const fx *e, char list[][96], int *na, int *ne)
+{
+        char cmd[PATH_MAX + 128];
+        snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | awk '{print $3}'", e->shim);
+        *na = load_list(KERF_SHIM_EXPORTS_FILE, false, list);
+        *ne = load_list(cmd, true, exported);
+}
+
 /* Every defined dynamic symbol is in the list generated from syms.h (+ dlsym + NVML); no
  * helper, no kerf_common function, no libc re-export. */
 static void test_nothing_else_exported(void **state)
 {
         fx e;
         assert_int_equal(fx_setup(&e, FX_GIB), 0);
-        char cmd[PATH_MAX + 128];
-        snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | awk '{print $3}'", e.shim);
-        int na = load_list(KERF_SHIM_EXPORTS_FILE, false, allowed);
-        int ne = load_list(cmd, true, exported);
+        int na, ne;
+        load_lists(&e, allowed, &na, &ne);
         assert_true(na > 40 && ne > 40);
         for (int i = 0; i < ne; i++)
                 if (!in_list(allowed, na, exported[i]))
@@ -62,10 +70,8 @@ static void test_every_wrapper_defined(void **state)
 {
         fx e;
         assert_int_equal(fx_setup(&e, FX_GIB), 0);
-        char cmd[PATH_MAX + 128];
-        snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | awk '{print $3}'", e.shim);
-        int na = load_list(KERF_SHIM_EXPORTS_FILE, false, required);
-        int ne = load_list(cmd, true, exported);
+        int na, ne;
+        load_lists(&e, required, &na, &ne);
         for (int i = 0; i < na; i++)
                 if (!in_list(exported, ne, required[i]))
                         fail_msg("%s is listed in syms.h but not defined", required[i]);

@@ -96,10 +96,7 @@ static void test_churn_returns_to_baseline(void **state)
 
         for (int i = 0; i < NPROC; i++)
                 assert_int_equal(sx_finish(&kids[i], 20000), 0);
-        uint64_t t_exit = sx_now_ns();
-        while ((sx_charged(&env) || sx_slots_sum(&env, &nslots) || nslots) &&
-               sx_now_ns() - t_exit < 1500000000ull)
-                sx_sleep_ms(5);
+        sx_wait_released(&env, &nslots, 1500);
         printf("churn: after exit charged %" PRIu64 " B, %u slots in use; total %.1f s\n",
                sx_charged(&env), nslots, (double)(sx_now_ns() - t_start) / 1e9);
         assert_true(sx_charged(&env) == 0);

@@ -133,10 +133,7 @@ static void test_race_to_cap(void **state)
         /* Normal exits give everything back and free the slots. */
         for (int i = 0; i < NPROC; i++)
                 assert_int_equal(sx_finish(&kids[i], 20000), 0);
-        uint64_t t_exit = sx_now_ns();
-        while ((sx_charged(&env) || sx_slots_sum(&env, &nslots) || nslots) &&
-               sx_now_ns() - t_exit < 1500000000ull)
-                sx_sleep_ms(5);
+        sx_wait_released(&env, &nslots, 1500);
         printf("race: after exit charged %" PRIu64 " B, %u slots in use, nprocs %u; total %.1f s\n",
                sx_charged(&env), nslots, atomic_load(&env.r->nprocs),
                (double)(sx_now_ns() - t_start) / 1e9);
