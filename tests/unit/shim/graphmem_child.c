@@ -7,27 +7,9 @@
 
 #include "cuda_abi.h"
 #include "kerf/slice_abi.h"
+#include "child_check.h"
 
 CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
-
-#define CK(c)                                                                                      \
-        do {                                                                                       \
-                if (!(c)) {                                                                        \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-                        exit(1);                                                                   \
-                }                                                                                  \
-        } while (0)
-#define CU(call)                                                                                   \
-        do {                                                                                       \
-                CUresult r_ = (call);                                                              \
-                if (r_ != CUDA_SUCCESS) {                                                          \
-                        fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)r_);   \
-                        exit(1);                                                                   \
-                }                                                                                  \
-        } while (0)
-
-#define MIB (1ull << 20)
-#define GIB (1ull << 30)
 
 static struct kerf_slice_region *reg;
 

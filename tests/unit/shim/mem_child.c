@@ -9,6 +9,7 @@
 
 #include "cuda_abi.h"
 #include "kerf/slice_abi.h"
+#include "child_check.h"
 #include "nvml_abi.h"
 
 /* Entry points the driver exports that cuda.h no longer declares. */
@@ -20,24 +21,6 @@ CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
  * Exit status 0 = pass; a failed check prints file:line and the expression to stderr and
  * exits 1. The region (KERF_SLICE_REGION) is mapped read-only to read the shim's counters.
  */
-#define CK(c)                                                                                      \
-        do {                                                                                       \
-                if (!(c)) {                                                                        \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-                        exit(1);                                                                   \
-                }                                                                                  \
-        } while (0)
-#define CU(call)                                                                                   \
-        do {                                                                                       \
-                CUresult r_ = (call);                                                              \
-                if (r_ != CUDA_SUCCESS) {                                                          \
-                        fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)r_);   \
-                        exit(1);                                                                   \
-                }                                                                                  \
-        } while (0)
-
-#define MIB (1ull << 20)
-#define GIB (1ull << 30)
 
 static struct kerf_slice_region *reg;
 static uint64_t cap;
