@@ -49,6 +49,38 @@ static inline char *make_tmpdir(void)
         return d ? strdup(d) : NULL;
 }
 
+/* Copies the executable `src` to `dir`/`name` (mode 0755) and returns the new path (free it),
+ * or NULL: a program another uid runs must live where that uid can reach it, and the build
+ * tree may sit under a private directory (root's home is 0700 on Debian). */
+static inline char *stage_program(const char *src, const char *dir, const char *name)
+{
+        char *dst = NULL, buf[65536];
+        ssize_t n = 0;
+        int in = open(src, O_RDONLY | O_CLOEXEC), out = -1;
+        if (in < 0 || asprintf(&dst, "%s/%s", dir, name) < 0) {
+                dst = NULL;
+                goto fail;
+        }
+        out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        if (out < 0)
+                goto fail;
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                if (write(out, buf, (size_t)n) != n)
+                        goto fail;
+        if (n < 0 || fchmod(out, 0755) < 0)
+                goto fail;
+        close(in);
+        close(out);
+        return dst;
+fail:
+        if (in >= 0)
+                close(in);
+        if (out >= 0)
+                close(out);
+        free(dst);
+        return NULL;
+}
+
 /* Reaps until task `id` ended (or timeout_ms passed); returns 0 and *ret, or -ETIMEDOUT. */
 static inline int run_to_end(kerf_exec *ex, uint64_t id, unsigned timeout_ms, kerf_exec_exit *ret)
 {

@@ -471,6 +471,7 @@ static void test_run_as(void **state)
 {
         struct fx *f = *state;
         const char *argv[] = {PROBE, "ids", NULL};
+        char *staged = NULL;
         kerf_exec_proc p;
         kerf_exec_exit e = {0};
         kerf_exec_failure fail;
@@ -483,6 +484,10 @@ static void test_run_as(void **state)
                 skip(); /* the switch itself needs root */
         }
         chmod(f->dir, 0755);
+        /* the uid-65534 task must reach its program wherever the checkout is */
+        staged = stage_program(PROBE, f->dir, "probe");
+        assert_non_null(staged);
+        argv[0] = staged;
         assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
         assert_int_equal(run_to_end(f->ex, 300, 5000, &e), 0);
         assert_int_equal(e.exit_code, 0);
@@ -511,6 +516,7 @@ static void test_run_as(void **state)
         assert_int_equal(waitpid(pid, &st, 0), pid);
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), 0);
+        free(staged);
 }
 
 int main(void)
