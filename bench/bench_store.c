@@ -95,8 +95,9 @@ static void tenants(kerf_store *s)
 
         for (int i = 0; i < 10; i++) {
                 snprintf(name, sizeof(name), "tenant%d", i);
-                kerf_store_tenant_init(&t, name);
-                kerf_store_tenant_upsert(s, &t);
+                int r = kerf_store_tenant_init(&t, name);
+                if (r < 0 || (r = kerf_store_tenant_upsert(s, &t)) < 0)
+                        die("tenant", r);
         }
 }
 
@@ -167,7 +168,8 @@ int main(int argc, char **argv)
         s = open_db(path, KERF_STORE_SYNC_NORMAL);
         tenants(s);
         for (unsigned i = 0; i < records; i += 1000) {
-                kerf_store_begin(s);
+                if ((r = kerf_store_begin(s)) < 0)
+                        die("begin", r);
                 for (unsigned j = 0; j < 1000 && i + j < records; j++)
                         submit(s, i + j + 1, (i + j) % 10 != 0);
                 if ((r = kerf_store_commit(s)) < 0)

@@ -26,6 +26,10 @@
  * - Times are milliseconds since the Unix epoch (int64_t). Where a function takes `now_ms`,
  *   0 means "read CLOCK_REALTIME". */
 
+/* Every store call that can fail returns a result the caller must look at (docs/STATE.md
+ * "Store failures"): a write that is not checked is a record that may silently not exist. */
+#define KERF_STORE_MUST __attribute__((warn_unused_result))
+
 #define KERF_STORE_SCHEMA_VERSION 1
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
@@ -59,8 +63,8 @@ typedef struct kerf_store_opts {
  * NULL) and returns: -KERF_EUNSUPP when the file's schema is newer than this kerf ("schema
  * version N is newer than this kerf supports (M)"), -KERF_ECORRUPT when it is not a kerf
  * database, -ENOENT/-EACCES/-EIO/-ENOMEM. Free with kerf_store_close(). */
-int kerf_store_open(const char *path, const kerf_store_opts *opts, kerf_store **ret, char *err,
-                    size_t errlen);
+KERF_STORE_MUST int kerf_store_open(const char *path, const kerf_store_opts *opts, kerf_store **ret,
+                                    char *err, size_t errlen);
 /* Closes the handle (rolling back an open transaction). Accepts NULL; returns NULL. */
 kerf_store *kerf_store_close(kerf_store *s);
 /* SQLite's message for the last failed call on `s` (static until the next call). */
@@ -82,17 +86,46 @@ int kerf_store_set_versions(kerf_store *s, const char *driver, const char *cuda,
  * themselves. Several changes in one transaction are a group commit (one WAL sync).
  * begin inside a transaction, or commit/rollback outside one: -KERF_ESTATE. A failed commit
  * rolls back. */
-int kerf_store_begin(kerf_store *s);
-int kerf_store_commit(kerf_store *s);
-int kerf_store_rollback(kerf_store *s);
+KERF_STORE_MUST int kerf_store_begin(kerf_store *s);
+KERF_STORE_MUST int kerf_store_commit(kerf_store *s);
+KERF_STORE_MUST int kerf_store_rollback(kerf_store *s);
 bool kerf_store_in_transaction(const kerf_store *s);
+/* The one transaction helper: begin, fn(s, userdata), then commit when fn returned >= 0,
+ * else roll back. Returns fn's result, or the begin/commit error (a failed commit rolls
+ * back: nothing of fn's writes is kept). Inside a caller's transaction fn runs in a
+ * savepoint that is rolled back on failure. Every multi-write change in kerfd goes through it. */
+typedef int (*kerf_store_tx_fn)(kerf_store *s, void *userdata);
+KERF_STORE_MUST int kerf_store_tx(kerf_store *s, kerf_store_tx_fn fn, void *userdata);
+/* Ends a transaction opened with kerf_store_begin: commit when r >= 0, else rollback;
+ * returns r or the commit's error. For callers that write their transaction inline. */
+KERF_STORE_MUST int kerf_store_end(kerf_store *s, int r);
+
+/* ---- failure injection (tests) ------------------------------------------------------------ */
+
+/* Makes write operations of `s` fail with -EIO, as a broken disk would. `spec` is
+ * "OP[:NTH[:COUNT]][@FILE]": OP is one of commit, task_insert, task_update, task_lease,
+ * unit_upsert, unit_delete, event_append, audit_append, or "*" (any of them); the NTH call
+ * (1 = the next) and the COUNT - 1 after it fail (COUNT 0 = all from NTH on); with @FILE a
+ * call fails only while FILE exists. NULL or "" turns injection off. -EINVAL on a bad spec.
+ * kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md, test hooks). */
+KERF_STORE_MUST int kerf_store_fail_set(kerf_store *s, const char *spec);
+
+/* ---- file modes --------------------------------------------------------------------------- */
+
+/* Makes the database at `path` and its -wal, -shm and -journal files private: each that exists
+ * must be a regular file owned by the calling euid (else -EPERM: kerfd does not chmod a file
+ * it does not own) and loses every group/other bit (chmod 0600). kerf_store_open creates a new
+ * database 0600 itself (SQLite gives -wal/-shm the database's mode), whatever the umask.
+ * Returns how many files were changed; `note` (may be NULL) names them, or the refusal. */
+KERF_STORE_MUST int kerf_store_secure_files(const char *path, char *note, size_t notelen);
 
 /* ---- meta: small key/value settings ------------------------------------------------------- */
 
 /* Sets / reads a key (1..63 chars) in the meta table. Keys starting with "kerf." are reserved
  * for the store (-EINVAL). get: -ENOENT if absent; the value is truncated to fit `len`. */
-int kerf_store_meta_set(kerf_store *s, const char *key, const char *value);
-int kerf_store_meta_get(kerf_store *s, const char *key, char *ret_value, size_t len);
+KERF_STORE_MUST int kerf_store_meta_set(kerf_store *s, const char *key, const char *value);
+KERF_STORE_MUST int kerf_store_meta_get(kerf_store *s, const char *key, char *ret_value,
+                                        size_t len);
 
 /* ---- tasks --------------------------------------------------------------------------------- */
 
@@ -135,16 +168,16 @@ void kerf_store_task_fini(kerf_store_task *t);
 
 /* Inserts a new task (all fields). -EEXIST if the id exists, -EINVAL on a bad field (id 0,
  * empty tenant/state, request_json NULL). submitted_ms 0 is replaced by now (also in *t). */
-int kerf_store_task_insert(kerf_store *s, kerf_store_task *t);
+KERF_STORE_MUST int kerf_store_task_insert(kerf_store *s, kerf_store_task *t);
 /* Updates the mutable fields of task t->id: state, end_reason, route, cwd, log paths, uid, gid,
  * pid, pgid, proc_start, exit_code, signal, started/ended ms, preemptions, restarts, reason_*,
  * lease_expiry_ms. tenant, queue, name, request/argv/env JSON and submitted_ms are fixed at
  * insert and ignored here. -ENOENT if no such task. */
-int kerf_store_task_update(kerf_store *s, const kerf_store_task *t);
+KERF_STORE_MUST int kerf_store_task_update(kerf_store *s, const kerf_store_task *t);
 /* Sets only the lease expiry of task `id`. -ENOENT if none. */
-int kerf_store_task_lease_set(kerf_store *s, uint64_t id, int64_t expiry_ms);
+KERF_STORE_MUST int kerf_store_task_lease_set(kerf_store *s, uint64_t id, int64_t expiry_ms);
 /* Reads task `id` into *ret (release with kerf_store_task_fini). -ENOENT if none. */
-int kerf_store_task_get(kerf_store *s, uint64_t id, kerf_store_task *ret);
+KERF_STORE_MUST int kerf_store_task_get(kerf_store *s, uint64_t id, kerf_store_task *ret);
 
 typedef struct kerf_store_task_filter {
         const char *tenant; /* NULL = any */
@@ -158,8 +191,9 @@ typedef struct kerf_store_task_filter {
 /* Lists tasks matching `f` (NULL = all) in id order. On success *ret_tasks is a heap array of
  * *ret_n tasks (release with kerf_store_task_list_free) and *ret_next is the cursor for the
  * next page (the last id returned) or 0 when there are no more. */
-int kerf_store_task_list(kerf_store *s, const kerf_store_task_filter *f,
-                         kerf_store_task **ret_tasks, size_t *ret_n, uint64_t *ret_next);
+KERF_STORE_MUST int kerf_store_task_list(kerf_store *s, const kerf_store_task_filter *f,
+                                         kerf_store_task **ret_tasks, size_t *ret_n,
+                                         uint64_t *ret_next);
 void kerf_store_task_list_free(kerf_store_task *tasks, size_t n);
 
 /* Calls cb for every task matching `f` (NULL = all) in id order: the fast path for recovery
@@ -167,10 +201,11 @@ void kerf_store_task_list_free(kerf_store_task *tasks, size_t n);
  * during the call. A non-zero return from cb stops the walk and is returned. Do not call other
  * store functions on `s` from cb. */
 typedef int (*kerf_store_task_cb)(const kerf_store_task *t, void *userdata);
-int kerf_store_task_foreach(kerf_store *s, const kerf_store_task_filter *f, kerf_store_task_cb cb,
-                            void *userdata);
+KERF_STORE_MUST int kerf_store_task_foreach(kerf_store *s, const kerf_store_task_filter *f,
+                                            kerf_store_task_cb cb, void *userdata);
 /* Number of tasks matching `f` (after/limit ignored). */
-int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f, uint64_t *ret_count);
+KERF_STORE_MUST int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f,
+                                          uint64_t *ret_count);
 
 /* ---- units --------------------------------------------------------------------------------- */
 
@@ -191,13 +226,14 @@ typedef struct kerf_store_unit {
 /* Zeroes `u` and sets mig_gi/mig_ci/mig_start to -1. */
 void kerf_store_unit_init(kerf_store_unit *u);
 /* Inserts or replaces unit u->id. -EINVAL on a bad field, -ENOENT if u->task names no task. */
-int kerf_store_unit_upsert(kerf_store *s, const kerf_store_unit *u);
+KERF_STORE_MUST int kerf_store_unit_upsert(kerf_store *s, const kerf_store_unit *u);
 /* -ENOENT if no such unit. */
-int kerf_store_unit_delete(kerf_store *s, uint64_t id);
-int kerf_store_unit_get(kerf_store *s, uint64_t id, kerf_store_unit *ret);
+KERF_STORE_MUST int kerf_store_unit_delete(kerf_store *s, uint64_t id);
+KERF_STORE_MUST int kerf_store_unit_get(kerf_store *s, uint64_t id, kerf_store_unit *ret);
 /* All units (task == 0) or the units of one task, in id order. *ret_units is a heap array
  * (free()); *ret_n may be 0 (then *ret_units is NULL). */
-int kerf_store_unit_list(kerf_store *s, uint64_t task, kerf_store_unit **ret_units, size_t *ret_n);
+KERF_STORE_MUST int kerf_store_unit_list(kerf_store *s, uint64_t task, kerf_store_unit **ret_units,
+                                         size_t *ret_n);
 
 /* ---- tenants -------------------------------------------------------------------------------- */
 
@@ -214,12 +250,13 @@ typedef struct kerf_store_tenant {
 /* Sets `name`, weight 1, unlimited quotas, uid/gid -1. -EINVAL if name is too long. */
 int kerf_store_tenant_init(kerf_store_tenant *t, const char *name);
 /* Inserts or replaces a tenant (its quotas with it). -EINVAL on an empty name. */
-int kerf_store_tenant_upsert(kerf_store *s, const kerf_store_tenant *t);
-int kerf_store_tenant_get(kerf_store *s, const char *name, kerf_store_tenant *ret);
+KERF_STORE_MUST int kerf_store_tenant_upsert(kerf_store *s, const kerf_store_tenant *t);
+KERF_STORE_MUST int kerf_store_tenant_get(kerf_store *s, const char *name, kerf_store_tenant *ret);
 /* All tenants by name; heap array (free()). */
-int kerf_store_tenant_list(kerf_store *s, kerf_store_tenant **ret_tenants, size_t *ret_n);
+KERF_STORE_MUST int kerf_store_tenant_list(kerf_store *s, kerf_store_tenant **ret_tenants,
+                                           size_t *ret_n);
 /* -ENOENT if absent, -KERF_EINUSE if tasks refer to it. Its tokens go with it. */
-int kerf_store_tenant_delete(kerf_store *s, const char *name);
+KERF_STORE_MUST int kerf_store_tenant_delete(kerf_store *s, const char *name);
 
 /* ---- tokens --------------------------------------------------------------------------------- */
 
@@ -236,18 +273,20 @@ typedef struct kerf_store_token {
 
 /* Creates a token for `tenant` (must exist, else -ENOENT); `label` may be NULL. Writes the new
  * id and the token itself (shown once, never stored) to ret_token. */
-int kerf_store_token_create(kerf_store *s, const char *tenant, const char *label, int64_t now_ms,
-                            uint64_t *ret_id, char ret_token[KERF_STORE_TOKEN_LEN]);
+KERF_STORE_MUST int kerf_store_token_create(kerf_store *s, const char *tenant, const char *label,
+                                            int64_t now_ms, uint64_t *ret_id,
+                                            char ret_token[KERF_STORE_TOKEN_LEN]);
 /* Checks a presented token: 0 and the tenant (and token id; ret_id may be NULL) if it is valid
  * and not revoked; -KERF_EPERM otherwise (malformed, unknown or revoked). One BLAKE2b and one
  * indexed lookup: > 100,000 verifies/s. */
-int kerf_store_token_verify(kerf_store *s, const char *token, char ret_tenant[KERF_NAME_LEN],
-                            uint64_t *ret_id);
+KERF_STORE_MUST int kerf_store_token_verify(kerf_store *s, const char *token,
+                                            char ret_tenant[KERF_NAME_LEN], uint64_t *ret_id);
 /* Revokes token `id` of `tenant` (NULL = any tenant). -ENOENT if none (or already revoked). */
-int kerf_store_token_revoke(kerf_store *s, const char *tenant, uint64_t id, int64_t now_ms);
+KERF_STORE_MUST int kerf_store_token_revoke(kerf_store *s, const char *tenant, uint64_t id,
+                                            int64_t now_ms);
 /* Tokens of `tenant` (NULL = all), by id; heap array (free()). */
-int kerf_store_token_list(kerf_store *s, const char *tenant, kerf_store_token **ret_tokens,
-                          size_t *ret_n);
+KERF_STORE_MUST int kerf_store_token_list(kerf_store *s, const char *tenant,
+                                          kerf_store_token **ret_tokens, size_t *ret_n);
 
 /* ---- events --------------------------------------------------------------------------------- */
 
@@ -263,17 +302,19 @@ typedef struct kerf_store_event {
 } kerf_store_event;
 
 /* Appends an event; writes its id (and time, when 0) back into *e. */
-int kerf_store_event_append(kerf_store *s, kerf_store_event *e);
+KERF_STORE_MUST int kerf_store_event_append(kerf_store *s, kerf_store_event *e);
 /* Events with id > after (task != 0: of that task only), in id order, at most limit (0 = 100).
  * Heap array (free()); *ret_next as for kerf_store_task_list. */
-int kerf_store_event_list(kerf_store *s, uint64_t task, uint64_t after, unsigned limit,
-                          kerf_store_event **ret_events, size_t *ret_n, uint64_t *ret_next);
+KERF_STORE_MUST int kerf_store_event_list(kerf_store *s, uint64_t task, uint64_t after,
+                                          unsigned limit, kerf_store_event **ret_events,
+                                          size_t *ret_n, uint64_t *ret_next);
 
 /* ---- ids --------------------------------------------------------------------------------------
  */
 
 /* The largest task, unit and event id stored (0 when none): restarted kerfd continues above. */
-int kerf_store_max_ids(kerf_store *s, uint64_t *ret_task, uint64_t *ret_unit, uint64_t *ret_event);
+KERF_STORE_MUST int kerf_store_max_ids(kerf_store *s, uint64_t *ret_task, uint64_t *ret_unit,
+                                       uint64_t *ret_event);
 
 /* ---- audit -------------------------------------------------------------------------------------
  */
@@ -303,20 +344,23 @@ typedef struct kerf_store_audit {
 
 /* Appends `r` to the chain (in the caller's transaction, or its own), writing seq, time_ms,
  * versions, prev_hash and hash back into *r. -EINVAL if actor/action/object/result is empty. */
-int kerf_store_audit_append(kerf_store *s, kerf_store_audit *r);
+KERF_STORE_MUST int kerf_store_audit_append(kerf_store *s, kerf_store_audit *r);
 /* Records with seq > after of `tenant` (NULL = all), in seq order, at most limit (0 = 100).
  * Heap array (free()); *ret_next as for kerf_store_task_list. */
-int kerf_store_audit_list(kerf_store *s, const char *tenant, uint64_t after, unsigned limit,
-                          kerf_store_audit **ret_records, size_t *ret_n, uint64_t *ret_next);
+KERF_STORE_MUST int kerf_store_audit_list(kerf_store *s, const char *tenant, uint64_t after,
+                                          unsigned limit, kerf_store_audit **ret_records,
+                                          size_t *ret_n, uint64_t *ret_next);
 /* Writes records of `tenant` (NULL = all) with seq > after as JSON Lines to `out`, one object
  * per line with the fields of docs/API.md. Returns the number written, or -EIO on a write
  * error. */
-int kerf_store_audit_export(kerf_store *s, const char *tenant, uint64_t after, FILE *out);
+KERF_STORE_MUST int kerf_store_audit_export(kerf_store *s, const char *tenant, uint64_t after,
+                                            FILE *out);
 /* One record as a JSON object text (heap, free()); NULL on allocation failure. */
 char *kerf_store_audit_json(const kerf_store_audit *r);
 /* The chain head: number of records and the last hash (64 zeros when empty). Export it to an
  * external anchor (a log, a ticket) to make a full rewrite of the chain detectable. */
-int kerf_store_audit_head(kerf_store *s, uint64_t *ret_count, char ret_hash[KERF_STORE_HASH_HEX]);
+KERF_STORE_MUST int kerf_store_audit_head(kerf_store *s, uint64_t *ret_count,
+                                          char ret_hash[KERF_STORE_HASH_HEX]);
 
 typedef struct kerf_store_audit_report {
         bool ok;
@@ -328,6 +372,49 @@ typedef struct kerf_store_audit_report {
 /* Walks the whole chain: seq continuity from 1, each prev_hash against the previous hash, each
  * hash recomputed, and the head row (count + last hash). Returns 0 with ret->ok false when the
  * chain is damaged (the report says where and how); < 0 only when it could not be read. */
-int kerf_store_audit_verify(kerf_store *s, kerf_store_audit_report *ret);
+KERF_STORE_MUST int kerf_store_audit_verify(kerf_store *s, kerf_store_audit_report *ret);
+
+/* Recomputes the hash of `r` from its fields (its own hash field is ignored). */
+void kerf_store_audit_hash(const kerf_store_audit *r, char ret_hash[KERF_STORE_HASH_HEX]);
+
+/* ---- anchors: the chain head outside the database (docs/STATE.md "Checkpoints") ----------- */
+
+/* A signed statement "the chain had `seq` records and record `seq` had hash `hash`", made by
+ * kerfd with its Ed25519 key (state dir audit.key, 0600; public half audit.pub). Kept outside
+ * the database (a file the operator keeps, an external log), it makes truncating or rewriting
+ * the chain up to seq detectable even by someone who can edit the whole database. */
+#define KERF_STORE_PK_HEX  65  /* Ed25519 public key, hex */
+#define KERF_STORE_SIG_HEX 129 /* Ed25519 signature, hex */
+typedef struct kerf_store_checkpoint {
+        uint64_t seq;                   /* records in the chain (the last seq); 0 = empty */
+        char hash[KERF_STORE_HASH_HEX]; /* hash of record seq (64 zeros when seq is 0) */
+        int64_t time_ms;
+        char public_key[KERF_STORE_PK_HEX];
+        char signature[KERF_STORE_SIG_HEX];
+} kerf_store_checkpoint;
+
+/* Loads the Ed25519 key pair at `key_path` (64-byte secret key, hex, one line), creating it
+ * 0600 when absent and `create`; writes the public key as hex (may be NULL). -ENOENT when
+ * absent and not create, -EPERM when the file is not private (group/other bits, not ours),
+ * -KERF_ECORRUPT when malformed. */
+KERF_STORE_MUST int kerf_store_anchor_key(const char *key_path, bool create,
+                                          char ret_public[KERF_STORE_PK_HEX]);
+/* Signs the current head of `s` with the key at key_path (created when absent). */
+KERF_STORE_MUST int kerf_store_checkpoint_make(kerf_store *s, const char *key_path, int64_t now_ms,
+                                               kerf_store_checkpoint *ret);
+/* The checkpoint as one JSON object text (heap, free()); NULL on allocation failure. */
+KERF_STORE_MUST char *kerf_store_checkpoint_json(const kerf_store_checkpoint *cp);
+/* Parses a checkpoint (the JSON above) and checks its signature; when `public_key` is not
+ * NULL the checkpoint must also be signed by that key (hex). -EINVAL malformed (err says
+ * why), -KERF_EPERM bad signature or another key. */
+KERF_STORE_MUST int kerf_store_checkpoint_parse(const char *text, const char *public_key,
+                                                kerf_store_checkpoint *ret, char *err,
+                                                size_t errlen);
+/* Verifies an `audit export` file (JSON Lines of the whole chain) without a database: seq
+ * continuity from 1, each prev_hash, each recomputed hash; with `cp` (may be NULL) also that
+ * the chain still holds record cp->seq with hash cp->hash (fewer records: truncated; another
+ * hash: rewritten). 0 with ret->ok false when it does not verify; < 0 when unreadable. */
+KERF_STORE_MUST int kerf_store_audit_verify_file(FILE *in, const kerf_store_checkpoint *cp,
+                                                 kerf_store_audit_report *ret);
 
 #endif /* KERF_STORE_H */

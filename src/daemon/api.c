@@ -102,7 +102,8 @@ static int visible_task(kreq *r, uint64_t id, kerf_store_task *rec, dtask **live
                 return 0;
         }
         *live = NULL;
-        if (kerf_store_task_get(n->store, id, rec) < 0)
+        /* an end not yet written shows as it is (records.c), not as the store still has it */
+        if (kerfd__records_task_get(n, id, rec) < 0 && kerf_store_task_get(n->store, id, rec) < 0)
                 goto nf;
         if (!r->admin && strcmp(rec->tenant, r->tenant) != 0) {
                 kerf_store_task_fini(rec);
@@ -121,7 +122,9 @@ static void task_get(kreq *r, uint64_t id)
         int k = visible_task(r, id, &rec, &t);
         if (k < 0)
                 return;
-        kreq_json(r, 200, kerfd_task_json(r->node, &rec, t));
+        json_t *j = kerfd_task_json(r->node, &rec, t);
+        kerfd__records_mark(r->node, id, j); /* "durable": false while not yet written */
+        kreq_json(r, 200, j);
         if (k == 1)
                 kerf_store_task_fini(&rec);
 }
@@ -222,7 +225,8 @@ static void task_submit(kreq *r, bool attach)
                                "") < 0) {
                 kerf_sched_cancel(n->sched, id);
                 kerfd_task_free(t);
-                kreq_error(r, 500, "internal", "the task could not be stored");
+                if (!kerfd__store_refuse(r)) /* 507 when the store cannot write */
+                        kreq_error(r, 500, "internal", "the task could not be stored");
                 return;
         }
         n->next_task_id = id;
@@ -513,8 +517,12 @@ static void task_lease(kreq *r, uint64_t id)
         lease = json_object_get(t->req_json, "lease_s");
         t->rec.lease_expiry_ms =
             (int64_t)kerfd_now_ms() + (int64_t)json_integer_value(lease) * 1000;
-        kerf_store_task_lease_set(n->store, id, t->rec.lease_expiry_ms);
-        kreq_json(r, 200, kerfd_task_json(n, &t->rec, t));
+        kerfd_tx *x = kerfd__tx_new("task.lease", id); /* kept until written (records.c) */
+        kerfd__tx_lease(x, id, t->rec.lease_expiry_ms);
+        (void)kerfd__tx_commit(n, x, true);
+        json_t *j = kerfd_task_json(n, &t->rec, t);
+        kerfd__records_mark(n, id, j);
+        kreq_json(r, 200, j);
 }
 
 void kerfd_api_dispatch(kreq *r)
@@ -524,6 +532,8 @@ void kerfd_api_dispatch(kreq *r)
         char rest[512];
         uint64_t id;
 
+        if (kerfd__store_refuse(r)) /* 507 for new work while the store cannot write */
+                return;
         if (!strcmp(p, "/metrics")) {
                 if (!get)
                         goto method;

@@ -20,6 +20,8 @@ json_t *api_list(json_t *items, uint64_t next);
 /* api_admin.c: health, version, units, gpus, queues, events, tenants, tokens, audit. Returns
  * false when the path is none of them. */
 bool kerfd_api_admin(kreq *r);
+/* records.c: answers 507 to new work while the store cannot write; true when it did. */
+bool kerfd__store_refuse(kreq *r);
 /* api_lists.c: GET /v1/units (idp: the id after "/v1/units/", or NULL), /v1/gpus, /v1/queues */
 void kerfd_api_units(kreq *r, const char *idp);
 void kerfd_api_gpus(kreq *r);

@@ -175,7 +175,7 @@ static int tenant_commit(kerfd_node *n, const kerfd_tenant_cfg *c, const kerfd_t
         if (rc >= 0)
                 rc = kerfd__tenant_apply(n, c);
         if (rc < 0) {
-                kerf_store_rollback(n->store);
+                rc = kerf_store_end(n->store, rc); /* rolls back, keeps rc */
                 return rc;
         }
         if ((rc = kerf_store_commit(n->store)) < 0) {
@@ -361,15 +361,14 @@ static void tenants(kreq *r, const char *rest)
                         }
                         json_decref(b);
                 }
-                kerf_store_begin(n->store);
-                rc = kerf_store_token_create(n->store, name, NULL, 0, &id, tok);
                 snprintf(obj, sizeof(obj), "tenant:%s", name);
-                if (rc >= 0)
-                        rc = kerfd__audit(n, r->actor, name, "token.create", obj, "ok", "", "");
-                if (rc >= 0)
-                        rc = kerf_store_commit(n->store);
-                else
-                        kerf_store_rollback(n->store);
+                if ((rc = kerf_store_begin(n->store)) >= 0) {
+                        rc = kerf_store_token_create(n->store, name, NULL, 0, &id, tok);
+                        if (rc >= 0)
+                                rc = kerfd__audit(n, r->actor, name, "token.create", obj, "ok", "",
+                                                  "");
+                        rc = kerf_store_end(n->store, rc);
+                }
                 if (rc < 0) {
                         kreq_error(r, 500, "internal", "token: %s", kerf_store_errmsg(n->store));
                         return;
@@ -388,15 +387,14 @@ static void tenants(kreq *r, const char *rest)
                                    sub + 8);
                         return;
                 }
-                kerf_store_begin(n->store);
-                rc = kerf_store_token_revoke(n->store, name, id, 0);
                 snprintf(obj, sizeof(obj), "token:%llu", (unsigned long long)id);
-                if (rc >= 0)
-                        rc = kerfd__audit(n, r->actor, name, "token.revoke", obj, "ok", "", "");
-                if (rc >= 0)
-                        rc = kerf_store_commit(n->store);
-                else
-                        kerf_store_rollback(n->store);
+                if ((rc = kerf_store_begin(n->store)) >= 0) {
+                        rc = kerf_store_token_revoke(n->store, name, id, 0);
+                        if (rc >= 0)
+                                rc = kerfd__audit(n, r->actor, name, "token.revoke", obj, "ok", "",
+                                                  "");
+                        rc = kerf_store_end(n->store, rc);
+                }
                 if (rc == -ENOENT)
                         kreq_error(r, 404, "not_found", "no token %llu of %s",
                                    (unsigned long long)id, name);
@@ -460,6 +458,33 @@ static void audit(kreq *r, const char *rest)
                 r->raw = buf;
                 r->raw_len = len;
                 r->ctype = "application/x-ndjson";
+        } else if (rest && !strcmp(rest, "checkpoint") && !strcmp(r->method, "POST")) {
+                /* a signed head to keep outside the database (docs/STATE.md "Checkpoints") */
+                kerf_store_checkpoint cp;
+                char key[4400], *s;
+                int rc;
+                if (!r->admin) {
+                        kreq_error(r, 403, "forbidden", "audit checkpoint is admin only");
+                        return;
+                }
+                if (!kerfd__store_ok(n)) {
+                        kreq_error(r, 503, "unavailable",
+                                   "%zu audit records are not written yet (the store cannot "
+                                   "write): a checkpoint now would not cover them",
+                                   n->outbox_len);
+                        return;
+                }
+                snprintf(key, sizeof(key), "%s/audit.key", n->cfg.state_dir);
+                rc = kerf_store_checkpoint_make(n->store, key, 0, &cp);
+                s = rc < 0 ? NULL : kerf_store_checkpoint_json(&cp);
+                json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+                free(s);
+                if (!j) {
+                        kreq_error(r, 500, "internal", "checkpoint: %s",
+                                   rc < 0 ? kerf_strerror(rc) : "out of memory");
+                        return;
+                }
+                kreq_json(r, 200, j);
         } else if (rest && !strcmp(rest, "verify") && !strcmp(r->method, "POST")) {
                 kerf_store_audit_report rep;
                 if (!r->admin) {
@@ -527,10 +552,15 @@ bool kerfd_api_admin(kreq *r)
         bool get = !strcmp(r->method, "GET");
 
         if (!strcmp(p, "/v1/health") && get) {
+                /* "store": "ok", or "read-only: <why> since <when> (N changes waiting)" */
+                bool sok = kerfd__store_ok(n);
                 kreq_json(r, 200,
-                          json_pack("{s:s, s:b, s:s, s:I}", "status", "ok", "simulated",
-                                    n->simulated, "backend", n->backend_name, "uptime_s",
-                                    (json_int_t)((kerfd_now_ms() - n->started_ms) / 1000)));
+                          json_pack("{s:s, s:b, s:s, s:I, s:o, s:I}", "status",
+                                    sok ? "ok" : "degraded", "simulated", n->simulated, "backend",
+                                    n->backend_name, "uptime_s",
+                                    (json_int_t)((kerfd_now_ms() - n->started_ms) / 1000), "store",
+                                    kerfd__store_health(n), "pending_records",
+                                    (json_int_t)n->outbox_len));
         } else if (!strcmp(p, "/v1/version") && get) {
                 kreq_json(r, 200,
                           json_pack("{s:s, s:i, s:s, s:s}", "kerf", KERFD_VERSION, "api", 1,

@@ -380,17 +380,16 @@ bool kerfd__preempt_by_suspend(kerfd_node *n, dtask *t, const kerf_decision *d)
         kerfd__slice_freeze(n, t, true);
         snprintf(text, sizeof(text), "suspended in place (policy.preempt_slices_by: suspend): %s",
                  d->reason.text);
-        kerf_store_begin(n->store);
+        kerfd_tx *x = kerfd__tx_new("task.preempt", t->rec.id); /* one change (records.c) */
         for (unsigned i = 0; i < t->n_units; i++)
-                kerf_store_unit_delete(n->store, t->units[i].id);
-        kerf_store_task_update(n->store, &t->rec);
+                kerfd__tx_unit_delete(x, t->units[i].id);
+        kerfd__tx_task(x, &t->rec, false);
         snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
-        kerfd__audit(n, "kerfd", t->rec.tenant, "task.preempt", obj, "ok", text,
-                     t->units[0].gpu_uuid);
-        kerfd__event(n, "preempt", (int)gpu, t->units[0].id, t->rec.id, 0, NULL, "task %llu %s",
-                     (unsigned long long)t->rec.id, text);
-        if (kerf_store_commit(n->store) < 0)
-                kerf_store_rollback(n->store);
+        kerfd__tx_audit(x, "kerfd", t->rec.tenant, "task.preempt", obj, "ok", text,
+                        t->units[0].gpu_uuid);
+        kerfd__tx_event(x, "preempt", (int)gpu, t->units[0].id, t->rec.id, 0, NULL, "task %llu %s",
+                        (unsigned long long)t->rec.id, text);
+        (void)kerfd__tx_commit(n, x, true);
         log_info("task %llu preempted: %s", (unsigned long long)t->rec.id, text);
         t->n_units = 0;
         t->rec.route[0] = 0;

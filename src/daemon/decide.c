@@ -57,15 +57,19 @@ void kerfd__do_mig(kerfd_node *n, const kerf_decision *d)
                 }
                 kerf_sched_mig_done(n->sched, unit, r);
                 if (r == 0) {
+                        /* the unit row, its event and audit record: one change (records.c) */
+                        kerfd_tx *x = kerfd__tx_new("mig.create", d->task);
                         kerf_store_unit su;
                         kerfd__unit_to_store(du, 0, "ready", &su);
-                        kerf_store_unit_upsert(n->store, &su);
-                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
-                                     "created MIG %s at slice %u on GPU %u (gi %d, %s) for task "
-                                     "%llu",
-                                     du->mig_profile, d->mig_start, d->gpu, du->mig_gi,
-                                     du->mig_uuid, (unsigned long long)d->task);
-                        kerfd__audit(n, "kerfd", "", "mig.create", du->mig_uuid, "ok", "", g->uuid);
+                        kerfd__tx_unit(x, &su);
+                        kerfd__tx_event(x, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
+                                        "created MIG %s at slice %u on GPU %u (gi %d, %s) for "
+                                        "task %llu",
+                                        du->mig_profile, d->mig_start, d->gpu, du->mig_gi,
+                                        du->mig_uuid, (unsigned long long)d->task);
+                        kerfd__tx_audit(x, "kerfd", "", "mig.create", du->mig_uuid, "ok", "",
+                                        g->uuid);
+                        (void)kerfd__tx_commit(n, x, true);
                 } else {
                         kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
                                      "MIG create (profile %u at %u) on GPU %u refused: %s %s",
@@ -85,17 +89,19 @@ void kerfd__do_mig(kerfd_node *n, const kerf_decision *d)
                 if (r == -ENOENT)
                         r = 0;
                 kerf_sched_mig_done(n->sched, unit, r);
-                kerfd__event(n, "mig_destroy", (int)d->gpu, unit, 0, 0, NULL,
-                             "MIG instance unit %llu on GPU %u %s%s", (unsigned long long)unit,
-                             d->gpu, r ? "not destroyed: " : "destroyed",
-                             r ? kerf_strerror(r) : "");
+                kerfd_tx *x = kerfd__tx_new("mig.destroy", 0);
+                kerfd__tx_event(x, "mig_destroy", (int)d->gpu, unit, 0, 0, NULL,
+                                "MIG instance unit %llu on GPU %u %s%s", (unsigned long long)unit,
+                                d->gpu, r ? "not destroyed: " : "destroyed",
+                                r ? kerf_strerror(r) : "");
                 if (r == 0) {
-                        kerf_store_unit_delete(n->store, unit);
-                        kerfd__audit(n, "kerfd", "", "mig.destroy",
-                                     du && du->mig_uuid[0] ? du->mig_uuid : "unit", "ok", "",
-                                     g->uuid);
+                        kerfd__tx_unit_delete(x, unit);
+                        kerfd__tx_audit(x, "kerfd", "", "mig.destroy",
+                                        du && du->mig_uuid[0] ? du->mig_uuid : "unit", "ok", "",
+                                        g->uuid);
                         free(kerf_u64map_del(&n->migs, unit));
                 }
+                (void)kerfd__tx_commit(n, x, true);
         }
 }
 
@@ -122,26 +128,26 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
                 t->rec.pid = t->rec.pgid = 0;
         }
         t->rec.proc_start = 0;
-        kerf_store_begin(n->store);
+        /* units back, task row, audit and event: one change, kept until written */
+        kerfd_tx *x = kerfd__tx_new(action, t->rec.id);
         for (unsigned i = 0; i < t->n_units; i++) {
                 if (t->units[i].kind == KERF_UNIT_MIG) {
                         kerf_store_unit su;
                         kerfd__unit_to_store(&t->units[i], 0, "ready", &su);
-                        kerf_store_unit_upsert(n->store, &su);
+                        kerfd__tx_unit(x, &su);
                 } else {
-                        kerf_store_unit_delete(n->store, t->units[i].id);
+                        kerfd__tx_unit_delete(x, t->units[i].id);
                 }
         }
-        kerf_store_task_update(n->store, &t->rec);
+        kerfd__tx_task(x, &t->rec, false);
         snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
-        kerfd__audit(n, "kerfd", t->rec.tenant, action, obj, "ok", why->text,
-                     t->n_units ? t->units[0].gpu_uuid : "");
-        kerfd__event(n, preempt ? "preempt" : "requeue", t->n_units ? (int)t->units[0].gpu : -1,
-                     t->n_units ? t->units[0].id : 0, t->rec.id, 0, NULL, "task %llu %s: %s",
-                     (unsigned long long)t->rec.id,
-                     preempt ? "preempted" : "requeued after a device fault", why->text);
-        if (kerf_store_commit(n->store) < 0)
-                kerf_store_rollback(n->store);
+        kerfd__tx_audit(x, "kerfd", t->rec.tenant, action, obj, "ok", why->text,
+                        t->n_units ? t->units[0].gpu_uuid : "");
+        kerfd__tx_event(x, preempt ? "preempt" : "requeue", t->n_units ? (int)t->units[0].gpu : -1,
+                        t->n_units ? t->units[0].id : 0, t->rec.id, 0, NULL, "task %llu %s: %s",
+                        (unsigned long long)t->rec.id,
+                        preempt ? "preempted" : "requeued after a device fault", why->text);
+        (void)kerfd__tx_commit(n, x, true);
         log_info("task %llu %s: %s", (unsigned long long)t->rec.id,
                  preempt ? "preempted" : "requeued", why->text);
         t->n_units = 0;
@@ -288,7 +294,15 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         snprintf(t->rec.state, sizeof(t->rec.state), "starting");
         t->rec.pid = t->rec.pgid = 0;
         t->rec.proc_start = 0;
-        kerfd__commit_task(n, t, false, "kerfd", "task.starting", "ok", "");
+        /* no fork if the start was not recorded (docs/STATE.md): it stays pending, retried */
+        if ((r = kerfd__commit_task_ex(n, t, false, false, "kerfd", "task.starting", "ok", "")) <
+            0) {
+                snprintf(err, errlen, "start not recorded (%s): not started, retried",
+                         kerf_strerror(r));
+                kerfd__fence_release(n, t);
+                kerfd__slice_remove(n, t);
+                return -EAGAIN;
+        }
         memset(&f, 0, sizeof(f));
         r = kerf_exec_start(n->exec, &sp, &p, &f);
         if (r < 0) {
@@ -345,6 +359,10 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
 
         if (!t)
                 return;
+        if (t->start_unrecorded) { /* this start is its retry */
+                t->start_unrecorded = false;
+                n->n_start_unrecorded--;
+        }
         kerfd__units_refresh(n, t);
         set_reason(t, &d->reason);
         if (t->preempt_frozen && kerfd__resume_preempted(n, t)) {
@@ -360,12 +378,29 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
                 t->stop_requeue = true;
                 return;
         }
+        int64_t was_started = t->rec.started_ms;
+        unsigned was_restarts = t->rec.restarts;
         if (t->rec.started_ms)
                 t->rec.restarts++;
         t->rec.started_ms = (int64_t)kerfd_now_ms();
         t->started_mono = t->last_active_mono = kerfd_mono_ms();
-        if ((t->argv ? start_process(n, t, err, sizeof(err))
-                     : attach_process(n, t, err, sizeof(err))) < 0) {
+        int sr = t->argv ? start_process(n, t, err, sizeof(err))
+                         : attach_process(n, t, err, sizeof(err));
+        if (sr == -EAGAIN) {
+                /* not recorded, not forked: pending (it keeps its units), tried again by the
+                 * records tick once the store writes (records.c) */
+                snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+                snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", err);
+                t->rec.started_ms = was_started;
+                t->rec.restarts = was_restarts;
+                if (!t->start_unrecorded) {
+                        t->start_unrecorded = true;
+                        n->n_start_unrecorded++;
+                        log_warn("task %llu: %s", (unsigned long long)t->rec.id, err);
+                }
+                return;
+        }
+        if (sr < 0) {
                 kerfd__commit_task(n, t, false, "kerfd", "task.start", "error", err);
                 kerfd__task_end(n, t, "failed", "failure", "kerfd", err);
                 return;

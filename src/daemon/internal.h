@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -74,6 +75,8 @@ typedef struct dtask {
         unsigned bypass_suspect; /* consecutive polls that saw the bypass condition */
         uint64_t use_dev_ns, use_mono_ms; /* last usage sample (device time, when) */
         double compute_used_pct;          /* device time rate over the last sample interval */
+        bool
+            start_unrecorded; /* its start could not be recorded: not forked, retried (records.c) */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -139,6 +142,14 @@ typedef struct kerfd_node {
         uint64_t ctl_epoch, ctl_steps, ctl_changes;
         uint64_t bypass_total, suspends_total, unenforced_refused_total;
         uint64_t slice_poll_mono; /* last kerfd__slice_poll pass */
+        /* records.c: changes the store could not write yet, in order; the store's health */
+        struct kerfd_tx *outbox_head, *outbox_tail;
+        size_t outbox_len;
+        int store_err;                     /* the last write's failure, 0 = writable */
+        uint64_t store_err_since_ms;       /* when writes started failing */
+        uint64_t records_mono;             /* last retry pass */
+        unsigned n_start_unrecorded;       /* live tasks with start_unrecorded */
+        char audit_pub[KERF_STORE_PK_HEX]; /* the audit anchor key's public half (hex) */
 } kerfd_node;
 
 #define KERFD_EVQ_LEN 32
@@ -152,9 +163,13 @@ void kerfd__tick(kerfd_node *n);
 int kerfd__recover(kerfd_node *n);
 int kerfd__open_backend(kerfd_node *n);
 dtask *kerfd__live(kerfd_node *n, uint64_t id);
-/* Writes task + its units + one audit record in one transaction. */
+/* Writes task + its units + one audit record in one transaction (records.c): an insert now or
+ * never (< 0: not stored), an update now or, when the store cannot write, kept and retried. */
 int kerfd__commit_task(kerfd_node *n, dtask *t, bool insert, const char *actor, const char *action,
                        const char *result, const char *reason);
+/* The same with the choice: defer false = written now or not at all (< 0). */
+int kerfd__commit_task_ex(kerfd_node *n, dtask *t, bool insert, bool defer, const char *actor,
+                          const char *action, const char *result, const char *reason);
 int kerfd__audit(kerfd_node *n, const char *actor, const char *tenant, const char *action,
                  const char *object, const char *result, const char *reason, const char *gpu_uuid);
 void kerfd__event(kerfd_node *n, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
@@ -171,6 +186,38 @@ int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *t);
 void kerfd__units_refresh(kerfd_node *n, dtask *t);
 /* Makes room for `count` (<= KERF_MAX_TASK_GPUS) units in t->units; 0 or -ENOMEM. */
 int kerfd__units_reserve(dtask *t, unsigned count);
+
+/* records.c: every store write of kerfd goes through a kerfd_tx (one transaction through
+ * kerf_store_tx). kerfd__tx_commit writes it now; when the store cannot write (docs/STATE.md
+ * "Store failures") a deferrable change waits in the outbox, in order, and is retried every
+ * tick (returns 1); a change that may not wait (a submit, the record of a start before its
+ * fork) fails (< 0) and the caller does not go on. Frees x. Caller holds n->mu. */
+typedef struct kerfd_tx kerfd_tx;
+kerfd_tx *kerfd__tx_new(const char *what, uint64_t task);
+void kerfd__tx_task(kerfd_tx *x, const kerf_store_task *t, bool insert);
+void kerfd__tx_lease(kerfd_tx *x, uint64_t id, int64_t expiry_ms);
+void kerfd__tx_unit(kerfd_tx *x, const kerf_store_unit *u);
+void kerfd__tx_unit_delete(kerfd_tx *x, uint64_t id);
+void kerfd__tx_audit(kerfd_tx *x, const char *actor, const char *tenant, const char *action,
+                     const char *object, const char *result, const char *reason,
+                     const char *gpu_uuid);
+void kerfd__tx_event(kerfd_tx *x, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
+                     const char *cls, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+void kerfd__tx_eventv(kerfd_tx *x, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
+                      const char *cls, const char *fmt, va_list ap);
+int kerfd__tx_commit(kerfd_node *n, kerfd_tx *x, bool defer);
+int kerfd__records_flush(kerfd_node *n);
+void kerfd__records_tick(kerfd_node *n, uint64_t mono);
+void kerfd__records_stop(kerfd_node *n);
+/* A change of task `task` waits in the outbox (the API says "durable": false). */
+bool kerfd__records_pending(const kerfd_node *n, uint64_t task);
+/* The newest waiting record of task id (an end not yet written): 0, or -ENOENT. */
+int kerfd__records_task_get(const kerfd_node *n, uint64_t id, kerf_store_task *ret);
+void kerfd__records_mark(const kerfd_node *n, uint64_t task, json_t *j);
+bool kerfd__store_ok(const kerfd_node *n);
+json_t *kerfd__store_health(const kerfd_node *n);
+/* Opens <state>/kerf.db with private modes, the KERFD_TEST_STORE_FAIL hook and the audit key. */
+int kerfd__store_open(kerfd_node *n);
 
 /* decide.c: the scheduler's decisions carried out */
 void kerfd__do_mig(kerfd_node *n, const kerf_decision *d);

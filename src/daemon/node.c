@@ -68,41 +68,60 @@ int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *c)
         return 0;
 }
 
+/* An audit record: inside the caller's open transaction it is appended there (and the result
+ * is the caller's to act on); otherwise it is a change of its own, kept until written. */
 int kerfd__audit(kerfd_node *n, const char *actor, const char *tenant, const char *action,
                  const char *object, const char *result, const char *reason, const char *gpu_uuid)
 {
-        kerf_store_audit a;
-        memset(&a, 0, sizeof(a));
-        snprintf(a.actor, sizeof(a.actor), "%s", actor && *actor ? actor : "kerfd");
-        snprintf(a.tenant, sizeof(a.tenant), "%s", tenant ? tenant : "");
-        snprintf(a.action, sizeof(a.action), "%s", action);
-        snprintf(a.object, sizeof(a.object), "%s", object);
-        snprintf(a.result, sizeof(a.result), "%s", result ? result : "ok");
-        snprintf(a.reason, sizeof(a.reason), "%s", reason ? reason : "");
-        snprintf(a.gpu_uuid, sizeof(a.gpu_uuid), "%s", gpu_uuid ? gpu_uuid : "");
-        return kerf_store_audit_append(n->store, &a);
+        kerfd_tx *x;
+
+        if (kerf_store_in_transaction(n->store)) {
+                kerf_store_audit a;
+                memset(&a, 0, sizeof(a));
+                snprintf(a.actor, sizeof(a.actor), "%s", actor && *actor ? actor : "kerfd");
+                snprintf(a.tenant, sizeof(a.tenant), "%s", tenant ? tenant : "");
+                snprintf(a.action, sizeof(a.action), "%s", action);
+                snprintf(a.object, sizeof(a.object), "%s", object);
+                snprintf(a.result, sizeof(a.result), "%s", result ? result : "ok");
+                snprintf(a.reason, sizeof(a.reason), "%s", reason ? reason : "");
+                snprintf(a.gpu_uuid, sizeof(a.gpu_uuid), "%s", gpu_uuid ? gpu_uuid : "");
+                return kerf_store_audit_append(n->store, &a);
+        }
+        x = kerfd__tx_new(action, 0);
+        kerfd__tx_audit(x, actor, tenant, action, object, result, reason, gpu_uuid);
+        return kerfd__tx_commit(n, x, true) < 0 ? -EIO : 0;
 }
 
 void kerfd__event(kerfd_node *n, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
                   const char *cls, const char *fmt, ...)
 {
-        kerf_store_event e;
+        kerfd_tx *x;
         va_list ap;
-        int r;
 
-        memset(&e, 0, sizeof(e));
-        snprintf(e.kind, sizeof(e.kind), "%s", kind);
-        e.gpu = gpu;
-        e.unit = unit;
-        e.task = task;
-        e.xid = xid;
-        snprintf(e.class, sizeof(e.class), "%s", cls ? cls : "");
+        if (kerf_store_in_transaction(n->store)) {
+                /* inside a caller's transaction: part of it */
+                kerf_store_event e;
+                int r;
+                memset(&e, 0, sizeof(e));
+                snprintf(e.kind, sizeof(e.kind), "%s", kind);
+                e.gpu = gpu;
+                e.unit = unit;
+                e.task = task;
+                e.xid = xid;
+                snprintf(e.class, sizeof(e.class), "%s", cls ? cls : "");
+                va_start(ap, fmt);
+                vsnprintf(e.text, sizeof(e.text), fmt, ap);
+                va_end(ap);
+                if ((r = kerf_store_event_append(n->store, &e)) < 0)
+                        log_error("event %s not recorded: %s (%s)", kind, kerf_strerror(r),
+                                  kerf_store_errmsg(n->store));
+                return;
+        }
+        x = kerfd__tx_new(kind, task);
         va_start(ap, fmt);
-        vsnprintf(e.text, sizeof(e.text), fmt, ap);
+        kerfd__tx_eventv(x, kind, gpu, unit, task, xid, cls, fmt, ap);
         va_end(ap);
-        if ((r = kerf_store_event_append(n->store, &e)) < 0)
-                log_error("event %s not recorded: %s (%s)", kind, kerf_strerror(r),
-                          kerf_store_errmsg(n->store));
+        (void)kerfd__tx_commit(n, x, true);
 }
 
 int kerfd__bidx(kerfd_node *n, unsigned gpu)
@@ -132,35 +151,37 @@ void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf
         }
 }
 
+/* The record of a task change: the task row, its units (assigned) and the audit record. */
+static kerfd_tx *task_tx(dtask *t, bool insert, const char *actor, const char *action,
+                         const char *result, const char *reason)
+{
+        kerfd_tx *x = kerfd__tx_new(action, t->rec.id);
+        char obj[64];
+
+        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
+        kerfd__tx_task(x, &t->rec, insert);
+        for (unsigned i = 0; i < t->n_units; i++) {
+                kerf_store_unit su;
+                kerfd__unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
+                kerfd__tx_unit(x, &su);
+        }
+        kerfd__tx_audit(x, actor, t->rec.tenant, action, obj, result, reason,
+                        t->n_units ? t->units[0].gpu_uuid : "");
+        return x;
+}
+
+int kerfd__commit_task_ex(kerfd_node *n, dtask *t, bool insert, bool defer, const char *actor,
+                          const char *action, const char *result, const char *reason)
+{
+        return kerfd__tx_commit(n, task_tx(t, insert, actor, action, result, reason), defer);
+}
+
+/* A new task (insert) is stored now or refused; a change of a known one is kept until it is
+ * written (docs/STATE.md "Store failures"). */
 int kerfd__commit_task(kerfd_node *n, dtask *t, bool insert, const char *actor, const char *action,
                        const char *result, const char *reason)
 {
-        char obj[64];
-        int r;
-
-        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
-        if ((r = kerf_store_begin(n->store)) < 0)
-                goto fail;
-        r = insert ? kerf_store_task_insert(n->store, &t->rec)
-                   : kerf_store_task_update(n->store, &t->rec);
-        for (unsigned i = 0; r >= 0 && i < t->n_units; i++) {
-                kerf_store_unit su;
-                kerfd__unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
-                r = kerf_store_unit_upsert(n->store, &su);
-        }
-        if (r >= 0)
-                r = kerfd__audit(n, actor, t->rec.tenant, action, obj, result, reason,
-                                 t->n_units ? t->units[0].gpu_uuid : "");
-        if (r >= 0)
-                r = kerf_store_commit(n->store);
-        if (r >= 0)
-                return 0;
-        if (kerf_store_in_transaction(n->store))
-                kerf_store_rollback(n->store);
-fail:
-        log_error("store: %s of task %llu failed: %s (%s)", action, (unsigned long long)t->rec.id,
-                  kerf_strerror(r), kerf_store_errmsg(n->store));
-        return r;
+        return kerfd__commit_task_ex(n, t, insert, !insert, actor, action, result, reason);
 }
 
 /* Fills t->units from the scheduler (after START) and the MIG instance table. */
@@ -230,39 +251,38 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                  text ? text : "");
         if (text && *text)
                 snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", text);
-        if (kerf_store_begin(n->store) == 0) {
-                int r = kerf_store_task_update(n->store, &t->rec);
-                for (unsigned i = 0; r >= 0 && i < t->n_units; i++) {
+        {
+                /* the end, its units back, its audit record and the reclaim event: one change,
+                 * kept and retried until written if the store cannot write now */
+                kerfd_tx *x = kerfd__tx_new("task.end", t->rec.id);
+                char obj[64];
+                kerfd__tx_task(x, &t->rec, false);
+                for (unsigned i = 0; i < t->n_units; i++) {
                         /* a MIG instance stays (READY, free); a share or whole GPU vanishes */
                         if (t->units[i].kind == KERF_UNIT_MIG) {
                                 kerf_store_unit su;
                                 kerfd__unit_to_store(&t->units[i], 0, "ready", &su);
-                                r = kerf_store_unit_upsert(n->store, &su);
+                                kerfd__tx_unit(x, &su);
                         } else {
-                                r = kerf_store_unit_delete(n->store, t->units[i].id);
-                                if (r == -ENOENT)
-                                        r = 0;
+                                kerfd__tx_unit_delete(x, t->units[i].id);
                         }
                 }
-                if (r >= 0) {
-                        char obj[64];
-                        snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
-                        r = kerfd__audit(n, actor, t->rec.tenant, "task.end", obj, state, why,
-                                         t->n_units ? t->units[0].gpu_uuid : "");
-                }
-                if (r >= 0 && t->n_units)
-                        kerfd__event(n, "reclaim", (int)t->units[0].gpu, t->units[0].id, t->rec.id,
-                                     0, NULL,
-                                     "task %llu %s (%s): units %s, process group, metrics and "
-                                     "quota released",
-                                     (unsigned long long)t->rec.id, state, end_reason, units);
-                if (r >= 0)
-                        r = kerf_store_commit(n->store);
-                if (r < 0) {
-                        kerf_store_rollback(n->store);
-                        log_error("store: end of task %llu not recorded: %s",
-                                  (unsigned long long)t->rec.id, kerf_store_errmsg(n->store));
-                }
+                snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
+                kerfd__tx_audit(x, actor, t->rec.tenant, "task.end", obj, state, why,
+                                t->n_units ? t->units[0].gpu_uuid : "");
+                if (t->n_units)
+                        kerfd__tx_event(x, "reclaim", (int)t->units[0].gpu, t->units[0].id,
+                                        t->rec.id, 0, NULL,
+                                        "task %llu %s (%s): units %s, process group, metrics "
+                                        "and quota released",
+                                        (unsigned long long)t->rec.id, state, end_reason, units);
+                if (kerfd__tx_commit(n, x, true) < 0)
+                        log_error("store: end of task %llu (%s) not recorded",
+                                  (unsigned long long)t->rec.id, state);
+        }
+        if (t->start_unrecorded) {
+                t->start_unrecorded = false;
+                n->n_start_unrecorded--;
         }
         kerfd__fence_release(n, t);
         kerfd__slice_remove(n, t);
@@ -313,8 +333,8 @@ int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char
                                 t->stop_text = strndup(text ? text : "", KERF_TEXT_LEN - 1);
                                 snprintf(obj, sizeof(obj), "task:%llu",
                                          (unsigned long long)t->rec.id);
-                                kerfd__audit(n, actor, t->rec.tenant, "task.stop", obj, "ok",
-                                             end_reason, "");
+                                (void)kerfd__audit(n, actor, t->rec.tenant, "task.stop", obj, "ok",
+                                                   end_reason, "");
                         }
                         n->want_tick = true;
                         return 0;
@@ -467,6 +487,7 @@ void kerfd__tick(kerfd_node *n)
         uint64_t mono = kerfd_mono_ms();
         int k;
 
+        kerfd__records_tick(n, mono);
         do {
                 k = kerf_exec_reap(n->exec, mono, ex, 32);
                 for (int i = 0; i < k; i++)
@@ -571,6 +592,7 @@ void kerfd_node_stop(kerfd_node *n)
         n->ticker_started = false;
         kerfd__ctl_stop(n);
         kerfd__fault_stop(n);
+        kerfd__records_stop(n); /* a last try for what waits; what still fails is logged */
         /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */
         n->exec = kerf_exec_free(n->exec);
         n->store = kerf_store_close(n->store);

@@ -227,7 +227,8 @@ static void adopt_migs(kerfd_node *n)
         size_t ns = 0;
         bool *seen;
 
-        kerf_store_unit_list(n->store, 0, &su, &ns);
+        if (kerf_store_unit_list(n->store, 0, &su, &ns) < 0)
+                log_error("store: reading the units: %s", kerf_store_errmsg(n->store));
         seen = calloc(ns + 1, sizeof(bool));
         for (size_t g = 0; n->backend && g < n->fleet->n_gpus; g++) {
                 kerf_backend_mig m[KERF_BACKEND_MAX_MIG * 2];
@@ -283,7 +284,9 @@ static void adopt_migs(kerfd_node *n)
                                 s.mig_ci = du->mig_ci;
                                 s.mig_start = du->mig_start;
                                 snprintf(s.mig_uuid, sizeof(s.mig_uuid), "%s", du->mig_uuid);
-                                kerf_store_unit_upsert(n->store, &s);
+                                kerfd_tx *x = kerfd__tx_new("mig.adopt", 0);
+                                kerfd__tx_unit(x, &s);
+                                (void)kerfd__tx_commit(n, x, true);
                         }
                         log_info("adopted MIG %s at slice %u on GPU %zu as unit %llu (%s)",
                                  du->mig_profile, m[j].start, g, (unsigned long long)got,
@@ -299,8 +302,11 @@ static void adopt_migs(kerfd_node *n)
                 kerfd__event(n, "mig_vanished", su[k].gpu, su[k].id, su[k].task, 0, NULL,
                              "MIG %s gi %d vanished while kerfd was down", su[k].mig_profile,
                              su[k].mig_gi);
-                if (!su[k].task)
-                        kerf_store_unit_delete(n->store, su[k].id);
+                if (!su[k].task) {
+                        kerfd_tx *x = kerfd__tx_new("mig.vanished", 0);
+                        kerfd__tx_unit_delete(x, su[k].id);
+                        (void)kerfd__tx_commit(n, x, true);
+                }
         }
         free(seen);
         free(su);
@@ -356,7 +362,9 @@ static void restore_units(kerfd_node *n, dtask *t, kerf_unit_info *ui, unsigned 
         size_t ns = 0;
         unsigned k = 0;
 
-        kerf_store_unit_list(n->store, t->rec.id, &su, &ns);
+        if (kerf_store_unit_list(n->store, t->rec.id, &su, &ns) < 0)
+                log_error("store: units of task %llu: %s", (unsigned long long)t->rec.id,
+                          kerf_store_errmsg(n->store));
         for (size_t i = 0; i < ns && k < KERF_MAX_TASK_GPUS; i++) {
                 int kind = kerf_unit_kind_parse(su[i].kind);
                 memset(&ui[k], 0, sizeof(ui[k]));
@@ -496,17 +504,18 @@ static void recover_one(kerfd_node *n, dtask *t)
                 return;
         }
         if (strcmp(t->rec.state, "pending") != 0) {
+                kerfd_tx *x = kerfd__tx_new("task.pending", t->rec.id);
                 snprintf(t->rec.state, sizeof(t->rec.state), "pending");
-                kerf_store_task_update(n->store, &t->rec);
+                kerfd__tx_task(x, &t->rec, false);
+                (void)kerfd__tx_commit(n, x, true);
         }
 }
 
 int kerfd__recover(kerfd_node *n)
 {
-        kerf_store_opts so = {0};
         kerf_exec_config ec = {0};
         kerf_store_task_filter f = {.unfinished = true};
-        char path[4400], err[512];
+        char path[4400];
         rctx x = {.n = n};
         uint64_t max_task = 0, max_unit = 0, max_ev = 0;
         int r;
@@ -561,12 +570,8 @@ int kerfd__recover(kerfd_node *n)
                 log_error("scheduler: %s", kerf_strerror(r));
                 return r;
         }
-        snprintf(path, sizeof(path), "%s/kerf.db", n->cfg.state_dir);
-        if ((r = kerf_store_open(path, &so, &n->store, err, sizeof(err))) < 0) {
-                log_error("store %s: %s", path, err);
+        if ((r = kerfd__store_open(n)) < 0) /* modes, test hook, audit key: records.c */
                 return r;
-        }
-        kerf_store_set_versions(n->store, n->driver, n->cuda, KERFD_VERSION);
         ec.log_dir = n->log_dir;
         if ((r = kerf_exec_new(&ec, &n->exec)) < 0) {
                 log_error("executor: %s", kerf_strerror(r));
@@ -579,7 +584,10 @@ int kerfd__recover(kerfd_node *n)
         adopt_migs(n);
         kerfd__fault_restore(n);
         kerfd__fence_init(n);
-        kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev);
+        if ((r = kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev)) < 0) {
+                log_error("store: reading ids: %s", kerf_store_errmsg(n->store));
+                return r;
+        }
         n->next_task_id = max_task;
         r = kerf_store_task_foreach(n->store, &f, rebuild, &x);
         if (r < 0) {

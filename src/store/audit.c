@@ -35,7 +35,7 @@ static void put(crypto_generichash_state *h, const char *v)
         crypto_generichash_update(h, (const unsigned char *)",", 1);
 }
 
-static void audit_hash(const kerf_store_audit *r, char out[KERF_STORE_HASH_HEX])
+void kerf__audit_hash(const kerf_store_audit *r, char out[KERF_STORE_HASH_HEX])
 {
         crypto_generichash_state h;
         unsigned char bin[32];
@@ -95,7 +95,7 @@ static int append(kerf_store *s, kerf_store_audit *r)
         if (q < 0)
                 return q;
         r->seq = last + 1;
-        audit_hash(r, r->hash);
+        kerf__audit_hash(r, r->hash);
         STMT_OR_FAIL(st, s, ST_AUDIT_INSERT);
         sqlite3_bind_int64(st, 1, (int64_t)r->seq);
         sqlite3_bind_int64(st, 2, r->time_ms);
@@ -126,6 +126,7 @@ int kerf_store_audit_append(kerf_store *s, kerf_store_audit *r)
             !fits(r->driver, sizeof(r->driver)) || !fits(r->cuda, sizeof(r->cuda)) ||
             !fits(r->kerf, sizeof(r->kerf)))
                 return -EINVAL;
+        KERF__FAILPOINT(s, "audit_append");
         w = *r;
         w.time_ms = kerf__now_ms(r->time_ms);
         if (!w.driver[0])
@@ -317,7 +318,7 @@ int kerf_store_audit_verify(kerf_store *s, kerf_store_audit_report *ret)
                             r.seq, r.seq - 1);
                         break;
                 }
-                audit_hash(&r, calc);
+                kerf__audit_hash(&r, calc);
                 if (strcmp(calc, r.hash) != 0) {
                         bad(&rep, r.seq,
                             "hash mismatch at seq %" PRIu64 ": a field of record %" PRIu64
@@ -357,4 +358,9 @@ out:
         if (own)
                 sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
         return q;
+}
+
+void kerf_store_audit_hash(const kerf_store_audit *r, char ret_hash[KERF_STORE_HASH_HEX])
+{
+        kerf__audit_hash(r, ret_hash);
 }

@@ -71,6 +71,10 @@ struct kerf_store {
         char driver[KERF_STORE_VER_LEN];
         char cuda[KERF_STORE_VER_LEN];
         char kerf[KERF_STORE_VER_LEN];
+        /* failure injection (kerf_store_fail_set): off when fail_op[0] == 0 */
+        char fail_op[24];
+        char fail_file[256];
+        unsigned long fail_nth, fail_count, fail_calls;
 };
 
 extern const char *const kerf__migrations[];
@@ -86,6 +90,16 @@ int kerf__sqlerr(int rc);
  * it runs outside the caller's transaction. */
 int kerf__sp_begin(kerf_store *s);
 int kerf__sp_end(kerf_store *s, int r);
+/* The failure injection point of write operation `op`: -EIO when kerf_store_fail_set says
+ * this call fails, else 0. Costs one byte compare when injection is off. */
+int kerf__failpoint(kerf_store *s, const char *op);
+#define KERF__FAILPOINT(s, op)                                                                     \
+        do {                                                                                       \
+                if ((s)->fail_op[0] && kerf__failpoint((s), (op)) < 0)                             \
+                        return -EIO;                                                               \
+        } while (0)
+/* BLAKE2b-256 of an audit record's canonical encoding (audit.c). */
+void kerf__audit_hash(const kerf_store_audit *r, char out[KERF_STORE_HASH_HEX]);
 /* Milliseconds since the epoch now; or `ms` when it is non-zero. */
 int64_t kerf__now_ms(int64_t ms);
 /* Copies `src` (NULL = "") into dst[len]; -EINVAL if it does not fit. */

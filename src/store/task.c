@@ -98,6 +98,7 @@ int kerf_store_task_insert(kerf_store *s, kerf_store_task *t)
 
         if (!s || task_valid(t) < 0 || !t->request_json)
                 return -EINVAL;
+        KERF__FAILPOINT(s, "task_insert");
         STMT_OR_FAIL(st, s, ST_TASK_INSERT);
         saved = t->submitted_ms;
         t->submitted_ms = kerf__now_ms(t->submitted_ms);
@@ -115,6 +116,7 @@ int kerf_store_task_update(kerf_store *s, const kerf_store_task *t)
 
         if (!s || task_valid(t) < 0)
                 return -EINVAL;
+        KERF__FAILPOINT(s, "task_update");
         STMT_OR_FAIL(st, s, ST_TASK_UPDATE);
         task_bind(st, t);
         r = kerf__exec_stmt(st);
@@ -130,6 +132,7 @@ int kerf_store_task_lease_set(kerf_store *s, uint64_t id, int64_t expiry_ms)
 
         if (!s || id == 0 || id > INT64_MAX)
                 return -EINVAL;
+        KERF__FAILPOINT(s, "task_lease");
         STMT_OR_FAIL(st, s, ST_TASK_LEASE);
         sqlite3_bind_int64(st, 1, (int64_t)id);
         sqlite3_bind_int64(st, 2, expiry_ms);
@@ -370,6 +373,7 @@ int kerf_store_unit_upsert(kerf_store *s, const kerf_store_unit *u)
             !fits(u->mig_profile, sizeof(u->mig_profile)) ||
             !fits(u->mig_uuid, sizeof(u->mig_uuid)) || u->mem_bytes > INT64_MAX || u->gpu < 0)
                 return -EINVAL;
+        KERF__FAILPOINT(s, "unit_upsert");
         STMT_OR_FAIL(st, s, ST_UNIT_UPSERT);
         sqlite3_bind_int64(st, 1, (int64_t)u->id);
         if (u->task)
@@ -396,6 +400,7 @@ int kerf_store_unit_delete(kerf_store *s, uint64_t id)
 
         if (!s || id == 0 || id > INT64_MAX)
                 return -EINVAL;
+        KERF__FAILPOINT(s, "unit_delete");
         STMT_OR_FAIL(st, s, ST_UNIT_DELETE);
         sqlite3_bind_int64(st, 1, (int64_t)id);
         r = kerf__exec_stmt(st);
@@ -479,6 +484,7 @@ int kerf_store_event_append(kerf_store *s, kerf_store_event *e)
             !fits(e->class, sizeof(e->class)) || !fits(e->text, sizeof(e->text)) ||
             e->unit > INT64_MAX || e->task > INT64_MAX)
                 return -EINVAL;
+        KERF__FAILPOINT(s, "event_append");
         STMT_OR_FAIL(st, s, ST_EVENT_INSERT);
         t = kerf__now_ms(e->time_ms);
         sqlite3_bind_int64(st, 1, t);
