@@ -77,6 +77,8 @@ int cli_tenants(cli *c, int argc, char **argv);
 int cli_quota(cli *c, int argc, char **argv);
 int cli_queue(cli *c, int argc, char **argv);
 int cli_audit(cli *c, int argc, char **argv);
+/* cmd_audit.c: audit checkpoint, audit verify --in/--against */
+int cli_audit_anchor(cli *c, int argc, char **argv);
 int cli_top(cli *c, int argc, char **argv);
 int cli_version(cli *c, int argc, char **argv);
 

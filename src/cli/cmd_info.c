@@ -430,6 +430,10 @@ int cli_audit(cli *c, int argc, char **argv)
         argc = take_json(c, argc, argv);
         int ex;
         json_t *j = NULL;
+        /* checkpoint, verify --in/--against: cmd_audit.c */
+        if (argc >= 2 &&
+            (!strcmp(argv[1], "checkpoint") || (!strcmp(argv[1], "verify") && argc > 2)))
+                return cli_audit_anchor(c, argc, argv);
         if (argc >= 2 && !strcmp(argv[1], "verify")) {
                 if ((ex = no_args(argc - 1, argv + 1)) ||
                     (ex = cli_call(c, "POST", "/v1/audit/verify", NULL, &j)))

@@ -60,7 +60,12 @@ static const struct {
     {"queue", "usage: kerf queue [--json]\nQueues: pending and running counts, head task.\n"},
     {"audit", "usage: kerf audit [--after SEQ] [--json]     list records\n"
               "       kerf audit export [--out FILE]       JSON Lines\n"
-              "       kerf audit verify                    check the hash chain (admin)\n"},
+              "       kerf audit verify                    check the hash chain (admin)\n"
+              "       kerf audit checkpoint [--out FILE] [--append FILE]\n"
+              "            a signed head (seq, hash) to keep outside kerfd (admin)\n"
+              "       kerf audit verify [--in EXPORT] [--against CHECKPOINT] [--key PUB]\n"
+              "            recompute the chain (--in: an export file, no kerfd needed) and\n"
+              "            check it still holds the checkpointed record (truncation, rewrite)\n"},
     {"top", "usage: kerf top [--interval S] [--once | --watch]\nA refreshing view (--watch, "
             "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
             "and compute use against its grant.\n"},

@@ -567,5 +567,11 @@ int kerfd__store_open(kerfd_node *n)
                 return r;
         }
         snprintf(n->audit_pub, sizeof(n->audit_pub), "%s", pub);
+        /* the public half, for `kerf audit verify --key` (not secret) */
+        snprintf(path, sizeof(path), "%s/audit.pub", n->cfg.state_dir);
+        FILE *f = fopen(path, "we");
+        bool ok = f && fprintf(f, "%s\n", pub) > 0;
+        if ((f && fclose(f) != 0) || !ok)
+                log_warn("audit public key %s not written: %s", path, strerror(errno));
         return 0;
 }

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_audit.c - kerf audit checkpoint / verify --against / verify --in: the chain anchored
+ * outside kerfd's database (docs/STATE.md "Checkpoints") */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kerf/store.h"
+
+static char *read_all(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m;
+        int ch;
+
+        if (!f)
+                return NULL;
+        m = open_memstream(&buf, &len);
+        if (!m) {
+                fclose(f);
+                return NULL;
+        }
+        while ((ch = fgetc(f)) != EOF)
+                fputc(ch, m);
+        fclose(f);
+        fclose(m);
+        return buf;
+}
+
+/* --key: 64 hex digits, or a file holding them (kerfd's <state>/audit.pub). */
+static int load_pub(const char *arg, char pub[KERF_STORE_PK_HEX])
+{
+        char *text = NULL;
+        const char *v = arg;
+        size_t n;
+
+        if (strlen(arg) != KERF_STORE_PK_HEX - 1 ||
+            strspn(arg, "0123456789abcdef") != KERF_STORE_PK_HEX - 1) {
+                if (!(text = read_all(arg))) {
+                        cli_err("--key %s: %s", arg, strerror(errno));
+                        return KERF_EXIT_USAGE;
+                }
+                v = text;
+        }
+        n = strspn(v, "0123456789abcdef");
+        if (n != KERF_STORE_PK_HEX - 1) {
+                cli_err("--key: expected an Ed25519 public key (64 hex digits, or audit.pub)");
+                free(text);
+                return KERF_EXIT_USAGE;
+        }
+        memcpy(pub, v, n);
+        pub[n] = '\0';
+        free(text);
+        return 0;
+}
+
+static int checkpoint(cli *c, int argc, char **argv)
+{
+        const char *out = NULL, *append = NULL;
+        json_t *j = NULL;
+        char *line;
+        int ex;
+
+        for (int i = 2; i < argc; i++) {
+                if (!strcmp(argv[i], "--out") && i + 1 < argc)
+                        out = argv[++i];
+                else if (!strcmp(argv[i], "--append") && i + 1 < argc)
+                        append = argv[++i];
+                else {
+                        cli_err("audit checkpoint: expected [--out FILE] [--append FILE]");
+                        return KERF_EXIT_USAGE;
+                }
+        }
+        if ((ex = cli_call(c, "POST", "/v1/audit/checkpoint", NULL, &j)))
+                return ex;
+        line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(j);
+        if (!line) {
+                cli_err("audit checkpoint: out of memory");
+                return KERF_EXIT_REFUSED;
+        }
+        const char *paths[2] = {out, append};
+        for (int k = 0; k < 2; k++) {
+                FILE *f;
+                if (!paths[k] || !strcmp(paths[k], "-"))
+                        continue;
+                f = fopen(paths[k], k ? "ae" : "we");
+                if (!f || fprintf(f, "%s\n", line) < 0 || fclose(f) != 0) {
+                        cli_err("audit checkpoint: %s: %s", paths[k], strerror(errno));
+                        free(line);
+                        return KERF_EXIT_REFUSED;
+                }
+        }
+        if ((!out && !append) || (out && !strcmp(out, "-")))
+                printf("%s\n", line);
+        free(line);
+        return 0;
+}
+
+/* The last non-empty line of a checkpoint file (an --append log holds one per line). */
+static int load_checkpoint(const char *path, const char *pub, kerf_store_checkpoint *cp)
+{
+        char *text = read_all(path), *last = NULL, err[256];
+        int r;
+
+        if (!text) {
+                cli_err("--against %s: %s", path, strerror(errno));
+                return KERF_EXIT_USAGE;
+        }
+        for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n"))
+                if (*p)
+                        last = p;
+        r = last ? kerf_store_checkpoint_parse(last, pub, cp, err, sizeof(err)) : -EINVAL;
+        if (r < 0) {
+                cli_err("--against %s: %s", path, last ? err : "empty file");
+                free(text);
+                return KERF_EXIT_REFUSED;
+        }
+        free(text);
+        return 0;
+}
+
+static int report(cli *c, const kerf_store_audit_report *rep, const kerf_store_checkpoint *cp,
+                  const char *src)
+{
+        if (c->json) {
+                json_t *j = json_pack("{s:b, s:I, s:o, s:s, s:s}", "ok", rep->ok, "records",
+                                      (json_int_t)rep->records, "first_bad",
+                                      rep->first_bad ? json_integer((json_int_t)rep->first_bad)
+                                                     : json_null(),
+                                      "problem", rep->problem, "source", src);
+                if (cp)
+                        json_object_set_new(j, "checkpoint_seq", json_integer((json_int_t)cp->seq));
+                cli_print_json(j);
+                json_decref(j);
+        } else if (rep->ok && cp) {
+                printf("audit chain intact: %llu records (%s), holds the checkpointed record "
+                       "%llu\n",
+                       (unsigned long long)rep->records, src, (unsigned long long)cp->seq);
+        } else if (rep->ok) {
+                printf("audit chain intact: %llu records (%s)\n", (unsigned long long)rep->records,
+                       src);
+        } else {
+                printf("audit chain BROKEN at record %llu (%s): %s\n",
+                       (unsigned long long)rep->first_bad, src, rep->problem);
+        }
+        return rep->ok ? 0 : KERF_EXIT_REFUSED;
+}
+
+static int verify(cli *c, int argc, char **argv)
+{
+        const char *in = NULL, *against = NULL, *key = NULL;
+        kerf_store_checkpoint cp;
+        kerf_store_audit_report rep;
+        char pub[KERF_STORE_PK_HEX];
+        FILE *f;
+        char *body = NULL;
+        int ex, r;
+
+        for (int i = 2; i < argc; i++) {
+                if (!strcmp(argv[i], "--in") && i + 1 < argc)
+                        in = argv[++i];
+                else if (!strcmp(argv[i], "--against") && i + 1 < argc)
+                        against = argv[++i];
+                else if (!strcmp(argv[i], "--key") && i + 1 < argc)
+                        key = argv[++i];
+                else {
+                        cli_err("audit verify: expected [--in EXPORT] [--against CHECKPOINT] "
+                                "[--key PUBLIC_KEY]");
+                        return KERF_EXIT_USAGE;
+                }
+        }
+        if (key && (ex = load_pub(key, pub)))
+                return ex;
+        if (against && (ex = load_checkpoint(against, key ? pub : NULL, &cp)))
+                return ex;
+        if (in) {
+                f = fopen(in, "re");
+                if (!f) {
+                        cli_err("audit verify: %s: %s", in, strerror(errno));
+                        return KERF_EXIT_USAGE;
+                }
+        } else {
+                /* the chain as kerfd holds it, checked here against the checkpoint */
+                if ((ex = cli_call_raw(c, "GET", "/v1/audit/export", &body)))
+                        return ex;
+                f = fmemopen(body, strlen(body), "r");
+                if (!f) {
+                        free(body);
+                        cli_err("audit verify: out of memory");
+                        return KERF_EXIT_REFUSED;
+                }
+        }
+        r = kerf_store_audit_verify_file(f, against ? &cp : NULL, &rep);
+        fclose(f);
+        free(body);
+        if (r < 0) {
+                cli_err("audit verify: %s: %s", in ? in : "export", strerror(-r));
+                return KERF_EXIT_REFUSED;
+        }
+        return report(c, &rep, against ? &cp : NULL, in ? in : "kerfd export");
+}
+
+int cli_audit_anchor(cli *c, int argc, char **argv)
+{
+        if (!strcmp(argv[1], "checkpoint"))
+                return checkpoint(c, argc, argv);
+        return verify(c, argc, argv);
+}
