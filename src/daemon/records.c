@@ -474,8 +474,9 @@ void kerfd__records_tick(kerfd_node *n, uint64_t mono)
                 if (kerfd__records_flush(n) < 0)
                         return;
                 set_writable(n);
-        } else if (n->store_err) {
-                /* nothing waits, but the last write failed: is the disk writable again? */
+        } else if (n->store_err && !n->n_start_unrecorded) {
+                /* nothing waits, but the last write failed: is the disk writable again? (with
+                 * unrecorded starts, their retry below is the probe) */
                 char v[32];
                 int r;
                 snprintf(v, sizeof(v), "%llu", (unsigned long long)kerfd_now_ms());
