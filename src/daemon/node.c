@@ -87,7 +87,9 @@ int kerfd__audit(kerfd_node *n, const char *actor, const char *tenant, const cha
                 snprintf(a.gpu_uuid, sizeof(a.gpu_uuid), "%s", gpu_uuid ? gpu_uuid : "");
                 return kerf_store_audit_append(n->store, &a);
         }
-        x = kerfd__tx_new(action, 0);
+        /* "task:12": the change belongs to task 12 (its answers say durable: false) */
+        x = kerfd__tx_new(action,
+                          !strncmp(object, "task:", 5) ? strtoull(object + 5, NULL, 10) : 0);
         kerfd__tx_audit(x, actor, tenant, action, object, result, reason, gpu_uuid);
         return kerfd__tx_commit(n, x, true) < 0 ? -EIO : 0;
 }
