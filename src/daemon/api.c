@@ -379,7 +379,13 @@ static void task_list(kreq *r)
         items = json_array();
         for (size_t i = 0; i < nt; i++) {
                 dtask *t = kerfd__live(n, ts[i].id);
-                json_array_append_new(items, kerfd_task_json(n, t ? &t->rec : &ts[i], t));
+                kerf_store_task w; /* an end not yet written: shown as it is (records.c) */
+                bool waiting = !t && kerfd__records_task_get(n, ts[i].id, &w) == 0;
+                json_t *j = kerfd_task_json(n, t ? &t->rec : waiting ? &w : &ts[i], t);
+                kerfd__records_mark(n, ts[i].id, j);
+                json_array_append_new(items, j);
+                if (waiting)
+                        kerf_store_task_fini(&w);
         }
         kerf_store_task_list_free(ts, nt);
         kreq_json(r, 200, api_list(items, next));

@@ -166,6 +166,20 @@ static void test_full_disk(void **st)
         assert_non_null(t);
         assert_false(durable(t));
         json_decref(t);
+        /* the list says the same */
+        json_t *l = get(&k, "/v1/tasks?limit=1000", &s);
+        assert_int_equal(s, 200);
+        bool listed = false;
+        for (size_t i = 0; i < json_array_size(json_object_get(l, "items")); i++) {
+                json_t *it = json_array_get(json_object_get(l, "items"), i);
+                if ((unsigned long long)json_integer_value(json_object_get(it, "id")) != a)
+                        continue;
+                listed = true;
+                assert_string_equal(str(it, "state"), "succeeded");
+                assert_false(durable(it));
+        }
+        json_decref(l);
+        assert_true(listed);
         /* a cancelled one */
         snprintf(cmd, sizeof(cmd), "/v1/tasks/%llu/cancel", b);
         json_decref(kd_call(&k, "POST", cmd, "{\"grace_s\":0}", NULL, &s, NULL));
