@@ -2,6 +2,7 @@
 /* fault.c - device faults (XID, GPU lost): the watcher hand-off, the blast radius, taking GPUs
  * and MIG instances out of service and back (POST /v1/gpus/{index}/recover) */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +90,12 @@ static void persist(kerfd_node *n)
 
         snprintf(path, sizeof(path), "%s/out-of-service", n->cfg.state_dir);
         snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        if (!(f = fopen(tmp, "we")))
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 || !(f = fdopen(fd, "w"))) { /* private whatever the umask (issue 8 S4) */
+                if (fd >= 0)
+                        close(fd);
                 return;
+        }
         for (size_t g = 0; g < n->fleet->n_gpus; g++) {
                 kerf_gpu_state st;
                 kerf_unit_info us[KERF_BACKEND_MAX_MIG * 2];
