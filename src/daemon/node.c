@@ -594,7 +594,9 @@ void kerfd_node_stop(kerfd_node *n)
         n->ticker_started = false;
         kerfd__ctl_stop(n);
         kerfd__fault_stop(n);
+        pthread_mutex_lock(&n->mu);
         kerfd__records_stop(n); /* a last try for what waits; what still fails is logged */
+        pthread_mutex_unlock(&n->mu);
         /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */
         n->exec = kerf_exec_free(n->exec);
         n->store = kerf_store_close(n->store);

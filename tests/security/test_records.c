@@ -397,6 +397,37 @@ static void test_mig_row_not_recorded(void **st)
         kd_cleanup(&k);
 }
 
+/* R2: kerfd stopped while its store still cannot write: what waits is not dropped silently;
+ * every waiting record is written to kerfd's log (the audit record as its JSON). */
+static void test_stop_while_failing(void **st)
+{
+        unsigned long long id;
+        char path[64], *log;
+        json_t *t;
+        long s;
+        kd k;
+        (void)st;
+
+        setup_failing(&k, "*", NULL);
+        id = kd_submit(&k, "{\"tenant\":\"alice\",\"command\":[\"/bin/sleep\",\"60\"]}", NULL);
+        json_decref(kd_wait_task(&k, id, "running", 10000));
+        flag_set(true);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", id);
+        json_decref(kd_call(&k, "POST", path, "{\"grace_s\":0}", NULL, &s, NULL));
+        t = kd_wait_task(&k, id, "cancelled", 10000);
+        assert_non_null(t);
+        assert_false(durable(t));
+        json_decref(t);
+        kd_stop(&k);
+        flag_set(false);
+        log = kd_read(k.log);
+        assert_non_null(log);
+        assert_non_null(strstr(log, "NOT WRITTEN"));
+        assert_non_null(strstr(log, "\"action\":\"task.end\""));
+        free(log);
+        kd_cleanup(&k);
+}
+
 /* Runs the CLI against kerfd; returns its exit status, stdout in out. */
 static int cli(kd *k, char *out, size_t cap, const char *args)
 {
@@ -476,6 +507,7 @@ int main(void)
             cmocka_unit_test(test_lease_not_recorded),
             cmocka_unit_test(test_requeue_not_recorded),
             cmocka_unit_test(test_mig_row_not_recorded),
+            cmocka_unit_test(test_stop_while_failing),
             cmocka_unit_test(test_checkpoint_cli),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
