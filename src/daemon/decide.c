@@ -396,7 +396,11 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
                 if (!t->start_unrecorded) {
                         t->start_unrecorded = true;
                         n->n_start_unrecorded++;
-                        log_warn("task %llu: %s", (unsigned long long)t->rec.id, err);
+                }
+                if (kerfd_mono_ms() - n->start_unrecorded_log_mono >= 5000) { /* retried often */
+                        n->start_unrecorded_log_mono = kerfd_mono_ms();
+                        log_warn("task %llu: %s (%u such)", (unsigned long long)t->rec.id, err,
+                                 n->n_start_unrecorded);
                 }
                 return;
         }

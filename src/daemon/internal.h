@@ -145,11 +145,12 @@ typedef struct kerfd_node {
         /* records.c: changes the store could not write yet, in order; the store's health */
         struct kerfd_tx *outbox_head, *outbox_tail;
         size_t outbox_len;
-        int store_err;                     /* the last write's failure, 0 = writable */
-        uint64_t store_err_since_ms;       /* when writes started failing */
-        uint64_t records_mono;             /* last retry pass */
-        unsigned n_start_unrecorded;       /* live tasks with start_unrecorded */
-        char audit_pub[KERF_STORE_PK_HEX]; /* the audit anchor key's public half (hex) */
+        int store_err;                      /* the last write's failure, 0 = writable */
+        uint64_t store_err_since_ms;        /* when writes started failing */
+        uint64_t records_mono;              /* last retry pass */
+        unsigned n_start_unrecorded;        /* live tasks with start_unrecorded */
+        uint64_t start_unrecorded_log_mono; /* last warning about them (one per 5 s) */
+        char audit_pub[KERF_STORE_PK_HEX];  /* the audit anchor key's public half (hex) */
 } kerfd_node;
 
 #define KERFD_EVQ_LEN 32

@@ -377,6 +377,14 @@ int kerfd__tx_commit(kerfd_node *n, kerfd_tx *x, bool defer)
                 tx_free(x);
                 return r;
         }
+        kerfd_tx *tail = n->outbox_tail;
+        if (tail && x->n == 1 && tail->n == 1 && x->ops[0].kind == OP_TASK_LEASE &&
+            tail->ops[0].kind == OP_TASK_LEASE && tail->ops[0].u.lease.id == x->ops[0].u.lease.id) {
+                /* renewals of one lease: only the newest expiry matters */
+                tail->ops[0].u.lease.ms = x->ops[0].u.lease.ms;
+                tx_free(x);
+                return 1;
+        }
         log_warn("store: %s of task %llu not yet recorded (%s): kept in memory, retried every "
                  "tick (%zu waiting)",
                  x->what, (unsigned long long)x->task, kerf_strerror(r), n->outbox_len + 1);
