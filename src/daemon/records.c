@@ -352,9 +352,10 @@ int kerfd__tx_commit(kerfd_node *n, kerfd_tx *x, bool defer)
                 tx_free(x);
                 return 0;
         }
-        /* in order: nothing overtakes a change that is still waiting */
-        if (n->outbox_head && kerfd__records_flush(n) < 0) {
-                r = n->store_err;
+        /* in order: nothing overtakes a change that is still waiting (the tick retries
+         * those; a new change does not hammer a failing disk with another attempt) */
+        if (n->outbox_head) {
+                r = n->store_err ? n->store_err : -EIO;
         } else {
                 r = kerf_store_tx(n->store, apply, x);
                 if (r >= 0) {
