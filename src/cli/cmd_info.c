@@ -200,14 +200,7 @@ static void print_tenants(json_t *j)
 
 static bool name_ok(const char *s)
 {
-        size_t n = strlen(s);
-        if (n == 0 || n > 63)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-                            s[i]))
-                        return false;
-        return true;
+        return kerf_name_ok(s); /* the one name rule (src/core/names.c) */
 }
 
 int cli_tenants(cli *c, int argc, char **argv)

@@ -83,16 +83,7 @@ static bool get_size(json_t *v, uint64_t *ret)
 
 static bool name_ok(const char *s, bool empty_ok)
 {
-        size_t n = strlen(s);
-        if (n == 0)
-                return empty_ok;
-        if (n >= KERF_NAME_LEN)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-                        return false;
-        return true;
+        return (empty_ok && !*s) || kerf_name_ok(s);
 }
 
 /* argv (or env) bytes of one task, all strings with their NULs: below ARG_MAX (2 MiB) */
@@ -117,13 +108,13 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
         kerf_request_init(q);
         q->preemptible = false;
         if ((v = json_object_get(o, "name"))) {
-                if (!json_is_string(v) || strlen(json_string_value(v)) >= KERF_NAME_LEN)
-                        BAD("invalid_argument", "name: a string of at most 63 characters");
+                if (!json_is_string(v) || !name_ok(json_string_value(v), true))
+                        BAD("invalid_argument", "name: " KERF_NAME_RULE " (or \"\")");
                 q->name = json_string_value(v);
         }
         v = json_object_get(o, "tenant");
         if (v && (!json_is_string(v) || !name_ok(json_string_value(v), false)))
-                BAD("invalid_argument", "tenant: a tenant name");
+                BAD("invalid_argument", "tenant: a tenant name, " KERF_NAME_RULE);
         if (v && !admin && strcmp(json_string_value(v), tenant) != 0) {
                 *ret_code = "forbidden";
                 snprintf(msg, msglen, "tenant: only an admin may submit for another tenant");
@@ -146,7 +137,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
         }
         if ((v = json_object_get(o, "queue"))) {
                 if (!json_is_string(v) || !name_ok(json_string_value(v), false))
-                        BAD("invalid_argument", "queue: 1..63 characters [A-Za-z0-9_.-]");
+                        BAD("invalid_argument", "queue: " KERF_NAME_RULE);
                 q->queue = json_string_value(v);
         }
         if ((v = json_object_get(o, "workload"))) {
@@ -322,10 +313,28 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                         if (strcmp(k, "uid") && strcmp(k, "gid"))
                                 BAD("unknown_field", "run_as.%s: unknown field", k);
                 }
+                /* root or an admin uid only for a tenant the config file lets (allow_root) */
+                char why[160];
+                if (!kerfd__tenant_find(n, q->tenant)->cfg.allow_root &&
+                    (kerfd_uid_privileged(t->rec.uid, why, sizeof(why))[0] || t->rec.gid == 0)) {
+                        *ret_code = "forbidden";
+                        snprintf(msg, msglen,
+                                 "run_as: %s; tenant %s may not run tasks as root or an admin "
+                                 "(allow_root in kerfd's config file)",
+                                 why[0] ? why : "gid 0 is root's group", q->tenant);
+                        r = -EPERM;
+                        goto out;
+                }
         } else {
-                ktenant *kt = kerfd__tenant_find(n, q->tenant);
-                t->rec.uid = kt->cfg.uid;
-                t->rec.gid = kt->cfg.gid >= 0 ? kt->cfg.gid : kt->cfg.uid;
+                long long uid, gid;
+                if (kerfd__task_identity(n, kerfd__tenant_find(n, q->tenant), &uid, &gid, msg,
+                                         msglen) < 0) {
+                        *ret_code = "forbidden";
+                        r = -EPERM;
+                        goto out;
+                }
+                t->rec.uid = uid;
+                t->rec.gid = gid;
         }
 out:
         return r;
