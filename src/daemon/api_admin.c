@@ -461,11 +461,13 @@ static void tenant_create(kreq *r)
                 kreq_error(r, 409, "conflict", "tenant %s exists", c.name);
                 goto out;
         }
-        if (kerfd_uid_privileged(c.uid, why, sizeof(why))[0]) {
+        if (!kerfd_uid_privileged(c.uid, why, sizeof(why))[0] && c.gid == 0)
+                snprintf(why, sizeof(why), "gid 0 is root's group");
+        if (why[0]) {
                 kreq_error(r, 400, "invalid_argument",
-                           "uid: %s; a tenant whose tasks run as root or an admin is set only "
+                           "%s: %s; a tenant whose tasks run as root or an admin is set only "
                            "in kerfd's config file (allow_root), never through the API",
-                           why);
+                           strncmp(why, "gid", 3) ? "uid" : "gid", why);
                 goto out;
         }
         if (kerfd__tenant_identity_check(n, &c, why, sizeof(why)) < 0) {
