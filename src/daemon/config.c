@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* config.c - reads kerfd.yaml with libyaml's document API; every error names file and line */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,58 +67,6 @@ void kerfd_config_defaults(kerfd_config *c)
         c->tenant_defaults.max_pending = 1000;
         c->tenant_defaults.uid_base = 2000000000ull;
         c->tenant_defaults.uid_span = 1u << 20;
-}
-
-void kerfd_tenant_cfg_init(kerfd_tenant_cfg *t)
-{
-        kerf_tenant_spec spec;
-
-        memset(t, 0, sizeof(*t));
-        kerf_tenant_spec_init(&spec, "");
-        memcpy(t->nominal, spec.nominal, sizeof(t->nominal));
-        memcpy(t->borrow_limit, spec.borrow_limit, sizeof(t->borrow_limit));
-        memcpy(t->lend_limit, spec.lend_limit, sizeof(t->lend_limit));
-        t->weight = 1;
-        t->uid = t->gid = -1;
-        t->max_priority = KERFD_INHERIT;
-        t->max_tier = -1;
-        t->max_pending = -1;
-}
-
-const char *kerfd_uid_privileged(long long uid, char *buf, size_t len)
-{
-        struct passwd pw, *pp = NULL;
-        struct group gr, *gp = NULL;
-        char pbuf[4096], gbuf[8192];
-        gid_t groups[256];
-        int ng = 256;
-
-        buf[0] = '\0';
-        if (uid < 0)
-                return buf;
-        if (uid == 0) {
-                snprintf(buf, len, "uid 0 is root");
-                return buf;
-        }
-        if ((uid_t)uid == geteuid()) {
-                /* kerfd's own uid is an admin on its socket; when kerfd is not root it is also
-                 * the only uid it can run tasks as (docs/SECURITY.md "Task identity") */
-                if (geteuid() == 0)
-                        snprintf(buf, len, "uid %lld is kerfd's own uid", uid);
-                return buf;
-        }
-        if (getgrnam_r("kerf", &gr, gbuf, sizeof(gbuf), &gp) != 0 || !gp)
-                return buf;
-        if (getpwuid_r((uid_t)uid, &pw, pbuf, sizeof(pbuf), &pp) != 0 || !pp)
-                return buf;
-        bool member = pp->pw_gid == gp->gr_gid;
-        if (!member && getgrouplist(pp->pw_name, pp->pw_gid, groups, &ng) >= 0)
-                for (int i = 0; !member && i < ng; i++)
-                        member = groups[i] == gp->gr_gid;
-        if (member)
-                snprintf(buf, len, "uid %lld (%s) is an admin on kerfd's socket (group kerf)", uid,
-                         pp->pw_name);
-        return buf;
 }
 
 static yaml_node_t *node(cfgctx *x, int id)

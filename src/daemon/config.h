@@ -83,7 +83,7 @@ void kerfd_config_defaults(kerfd_config *c);
  * "FILE:LINE: what is wrong" in err. Unknown keys are refused by name. */
 int kerfd_config_load(kerfd_config *c, const char *path, char *err, size_t errlen);
 
-/* Sets a tenant's fields to "not given" (weight 1, unlimited quota, no uid, inherited
+/* peer.c. Sets a tenant's fields to "not given" (weight 1, unlimited quota, no uid, inherited
  * ceilings). */
 void kerfd_tenant_cfg_init(kerfd_tenant_cfg *t);
 /* Why uid `uid` may not run a tenant's tasks without allow_root: "" when it may; else
