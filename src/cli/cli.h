@@ -48,7 +48,7 @@ void cli_table_free(cli_table *t);
 /* Formatting helpers: return a pointer into a static rotating buffer. */
 /* A string from kerfd made safe for a terminal: control characters (C0, DEL, C1) as \xNN
  * (idempotent: its output has none left). Returns `s` itself when nothing needs escaping, else one
- * of 8 rotating static buffers (2 KiB, longer text is cut). Everything the CLI prints from kerfd
+ * of 16 rotating static buffers (2 KiB, longer text is cut). Everything the CLI prints from kerfd
  * goes through it (cli_str, table cells, error messages). */
 const char *cli_safe(const char *s);
 /* The escaping of cli_safe into out (cap bytes, NUL-terminated; keep_lines: newline and tab

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -71,13 +72,13 @@ static bool needs_escape(const char *s)
 
 const char *cli_safe(const char *s)
 {
-        static char bufs[8][2048];
+        static char bufs[16][2048];
         static unsigned i;
         char *b;
 
         if (!s || !needs_escape(s))
                 return s;
-        b = bufs[i++ % 8];
+        b = bufs[i++ % 16];
         cli_escape(b, sizeof(bufs[0]), s, false);
         return b;
 }
@@ -170,7 +171,10 @@ int cli_call_raw(cli *c, const char *method, const char *path, char **ret_body)
 
 void cli_print_json(const json_t *j)
 {
-        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        /* JSON escapes C0 controls; on a terminal every non-ASCII character is escaped too, so
+         * that a C1 control (U+0080..U+009F) cannot reach it either */
+        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                    (isatty(STDOUT_FILENO) ? JSON_ENSURE_ASCII : 0));
         if (s) {
                 puts(s);
                 free(s);
