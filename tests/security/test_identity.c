@@ -127,6 +127,26 @@ static void test_task_is_not_admin(void **st)
         json_decref(t);
 }
 
+/* A state dir the task's uid cannot pass: the start is refused, naming the directory. */
+static void test_unreachable_workdir(void **st)
+{
+        unsigned long long id;
+        const char *why;
+        json_t *t;
+        (void)st;
+        assert_int_equal(chmod(K.dir, 0700), 0);
+        id = submit_sh(carol, "echo should-not-run", NULL);
+        t = kd_wait_task(&K, id, NULL, 15000);
+        sec_open_dir(&K);
+        assert_non_null(t);
+        why = json_string_value(json_object_get(json_object_get(t, "reason"), "text"));
+        if (strcmp(json_string_value(json_object_get(t, "state")), "failed") != 0 || !why ||
+            !strstr(why, "cannot reach") || !strstr(why, "is not searchable by uid"))
+                fail_msg("unreachable work dir: state %s, reason %s",
+                         json_string_value(json_object_get(t, "state")), why ? why : "-");
+        json_decref(t);
+}
+
 /* uid 0 and allow_root are never accepted through the API. */
 static void test_api_refuses_root(void **st)
 {
@@ -303,6 +323,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_no_uid_is_not_root),
             cmocka_unit_test(test_task_is_not_admin),
+            cmocka_unit_test(test_unreachable_workdir),
             cmocka_unit_test(test_api_refuses_root),
             cmocka_unit_test(test_config_refuses_root),
             cmocka_unit_test(test_nonroot_reaches_its_own),
