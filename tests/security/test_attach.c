@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "common.h"
 
 static kd K;
@@ -114,14 +116,66 @@ static void test_once_per_process(void **st)
         reap(c);
 }
 
+static size_t sink(char *d, size_t sz, size_t nm, void *ud)
+{
+        (void)d;
+        (void)ud;
+        return sz * nm;
+}
+
+/* POST /v1/attach over loopback TCP with a token: no peer credentials there. */
+static long attach_tcp(unsigned port, const char *tok, pid_t pid)
+{
+        CURL *c = curl_easy_init();
+        struct curl_slist *h = NULL;
+        char url[128], auth[256], body[128];
+        long st = 0;
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/attach", port);
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", tok);
+        snprintf(body, sizeof(body), "{\"pid\":%d,\"lease_s\":60}", (int)pid);
+        h = curl_slist_append(h, auth);
+        h = curl_slist_append(h, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
+        if (curl_easy_perform(c) == CURLE_OK)
+                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        return st;
+}
+
+/* Over TCP the tenant's configured uid is the caller's uid. */
+static void test_tcp_tenant_uid(void **st)
+{
+        unsigned port = 20000 + (unsigned)getpid() % 20000;
+        char extra[200], *tok;
+        pid_t mine = child(2001), other = child(-1);
+        kd k2;
+        (void)st;
+        snprintf(extra, sizeof(extra), "  - name: dave\n    uid: 2001\nlisten_tcp: 127.0.0.1:%u\n",
+                 port);
+        kd_setup(&k2, extra);
+        tok = kd_token(&k2, "dave");
+        usleep(200000);
+        assert_int_equal(attach_tcp(port, tok, other), 403); /* root's process */
+        assert_int_equal(attach_tcp(port, tok, mine), 201);
+        free(tok);
+        kd_stop(&k2);
+        kd_cleanup(&k2);
+        reap(mine);
+        reap(other);
+}
+
 int main(void)
 {
         sec_need_root("processes of another uid are created");
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_never_init_or_kerfd),
-            cmocka_unit_test(test_only_own_uid),
-            cmocka_unit_test(test_not_another_task),
-            cmocka_unit_test(test_once_per_process),
+            cmocka_unit_test(test_never_init_or_kerfd), cmocka_unit_test(test_only_own_uid),
+            cmocka_unit_test(test_not_another_task),    cmocka_unit_test(test_once_per_process),
+            cmocka_unit_test(test_tcp_tenant_uid),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
