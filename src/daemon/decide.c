@@ -260,6 +260,20 @@ static int identity_check(kerfd_node *n, dtask *t, char *err, size_t errlen)
 
         if (kt && kt->cfg.allow_root)
                 return 0;
+        if (kt && t->rec.uid < 0 && geteuid() == 0) {
+                /* a record from before the identity rule (it would run as root): it gets its
+                 * tenant's identity now, or is refused */
+                char why2[300];
+                long long u, g;
+                if (kerfd__task_identity(n, kt, &u, &g, why2, sizeof(why2)) < 0) {
+                        seterr(err, errlen, "not started: %s", why2);
+                        return -EPERM;
+                }
+                t->rec.uid = u;
+                t->rec.gid = g;
+                uid = u >= 0 ? u : uid;
+                gid = g >= 0 ? g : gid;
+        }
         if (!kerfd_uid_privileged(uid, why, sizeof(why))[0] && gid == 0 && geteuid() == 0)
                 snprintf(why, sizeof(why), "gid 0 is root's group");
         if (why[0] && (geteuid() == 0 || uid != (long long)geteuid())) {

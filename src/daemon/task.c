@@ -96,8 +96,10 @@ static const char *const submit_fields[] = {
     "command",     "env",        "cwd",      "run_as",      "pid",           "lease_s",
     NULL};
 
-/* Fills t->req from t->req_json (already checked for unknown fields). */
-static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *tenant,
+/* Fills t->req from t->req_json (already checked for unknown fields). `stored`: a recovered
+ * record, whose stored uid/gid are the truth (the identity rules are checked again before any
+ * start, decide.c), so they do not refuse it here. */
+static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, const char *tenant,
                  const char **ret_code, char *msg, size_t msglen)
 {
         json_t *o = t->req_json, *v;
@@ -315,7 +317,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                 }
                 /* root or an admin uid only for a tenant the config file lets (allow_root) */
                 char why[160];
-                if (!kerfd__tenant_find(n, q->tenant)->cfg.allow_root &&
+                if (!stored && !kerfd__tenant_find(n, q->tenant)->cfg.allow_root &&
                     (kerfd_uid_privileged(t->rec.uid, why, sizeof(why))[0] || t->rec.gid == 0)) {
                         *ret_code = "forbidden";
                         snprintf(msg, msglen,
@@ -326,9 +328,10 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                         goto out;
                 }
         } else {
-                long long uid, gid;
+                long long uid = -1, gid = -1;
                 if (kerfd__task_identity(n, kerfd__tenant_find(n, q->tenant), &uid, &gid, msg,
-                                         msglen) < 0) {
+                                         msglen) < 0 &&
+                    !stored) {
                         *ret_code = "forbidden";
                         r = -EPERM;
                         goto out;
@@ -369,7 +372,7 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
                 kerfd_task_free(t);
                 return -ENOMEM;
         }
-        r = build(n, t, attach, admin, tenant, ret_code, msg, msglen);
+        r = build(n, t, attach, admin, false, tenant, ret_code, msg, msglen);
         if (r < 0) {
                 kerfd_task_free(t);
                 return r;
@@ -418,7 +421,7 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
         }
         kerf_store_task_init(&t->rec);
         t->req_json = body;
-        r = build(n, t, json_object_get(body, "pid") != NULL, true, rec->tenant, &code, msg,
+        r = build(n, t, json_object_get(body, "pid") != NULL, true, true, rec->tenant, &code, msg,
                   msglen);
         if (r < 0) {
                 kerfd_task_free(t);

@@ -147,6 +147,71 @@ static void test_unreachable_workdir(void **st)
         json_decref(t);
 }
 
+/* A task queued while its tenant had allow_root (stored uid: kerfd's own) starts, after the
+ * operator took allow_root away and restarted kerfd, as the tenant's own identity. */
+static void test_identity_rechecked_at_start(void **st)
+{
+        static const char zero[] = "    quota:\n"
+                                   "      gpus: {nominal: 0, borrow_limit: 0}\n"
+                                   "      memory: {nominal: 0, borrow_limit: 0}\n"
+                                   "      compute: {nominal: 0, borrow_limit: 0}\n"
+                                   "      mig_slices: {nominal: 0, borrow_limit: 0}\n";
+        char extra[600], want[64], *cfg, *at, *out;
+        unsigned long long id;
+        json_t *t, *ten;
+        long s;
+        FILE *f;
+        kd k2;
+        (void)st;
+
+        snprintf(extra, sizeof(extra), "  - name: gus\n    allow_root: true\n%s", zero);
+        kd_setup(&k2, extra);
+        id = kd_submit(&k2, "{\"tenant\":\"gus\",\"command\":[\"/usr/bin/id\",\"-u\"]}", NULL);
+        t = kd_wait_task(&k2, id, "pending", 5000);
+        assert_non_null(t);
+        json_decref(t);
+        kd_stop(&k2);
+        /* the operator drops allow_root; the task waits until gus gets a quota */
+        cfg = kd_read(k2.cfg);
+        assert_non_null(cfg);
+        at = strstr(cfg, "  - name: gus\n");
+        assert_non_null(at);
+        *at = '\0';
+        f = fopen(k2.cfg, "w");
+        assert_non_null(f);
+        fprintf(f, "%s  - name: gus\n%s", cfg, zero);
+        fclose(f);
+        free(cfg);
+        kd_start(&k2);
+        sec_open_dir(&k2); /* kerfd made its socket's dir 0750 at start */
+        json_decref(kd_call(&k2, "PUT", "/v1/tenants/gus/quota",
+                            "{\"gpus\":{\"nominal\":null,\"borrow_limit\":null},"
+                            "\"memory\":{\"nominal\":null,\"borrow_limit\":null},"
+                            "\"compute\":{\"nominal\":null,\"borrow_limit\":null},"
+                            "\"mig_slices\":{\"nominal\":null,\"borrow_limit\":null}}",
+                            NULL, &s, NULL));
+        assert_int_equal(s, 200);
+        t = kd_wait_task(&k2, id, NULL, 15000);
+        assert_non_null(t);
+        ten = kd_call(&k2, "GET", "/v1/tenants/gus", NULL, NULL, &s, NULL);
+        snprintf(
+            want, sizeof(want), "%lld\n",
+            (long long)json_integer_value(json_object_get(json_object_get(ten, "runs_as"), "uid")));
+        out = sec_logs(&k2, id, "stdout");
+        if (strcmp(out, want) != 0 || !strcmp(out, "0\n"))
+                fail_msg(
+                    "gus's task after allow_root was dropped: state %s (%s), stdout \"%s\", want "
+                    "\"%s\"",
+                    json_string_value(json_object_get(t, "state")),
+                    json_string_value(json_object_get(json_object_get(t, "reason"), "text")), out,
+                    want);
+        free(out);
+        json_decref(ten);
+        json_decref(t);
+        kd_stop(&k2);
+        kd_cleanup(&k2);
+}
+
 /* uid 0 and allow_root are never accepted through the API. */
 static void test_api_refuses_root(void **st)
 {
@@ -324,6 +389,7 @@ int main(void)
             cmocka_unit_test(test_no_uid_is_not_root),
             cmocka_unit_test(test_task_is_not_admin),
             cmocka_unit_test(test_unreachable_workdir),
+            cmocka_unit_test(test_identity_rechecked_at_start),
             cmocka_unit_test(test_api_refuses_root),
             cmocka_unit_test(test_config_refuses_root),
             cmocka_unit_test(test_nonroot_reaches_its_own),
