@@ -232,8 +232,7 @@ int cli_tenants(cli *c, int argc, char **argv)
         }
         if (!strcmp(argv[1], "create") && argc >= 3) {
                 if (!name_ok(argv[2])) {
-                        cli_err("tenant create: '%s' is not a name (1-63 of A-Za-z0-9_.-)",
-                                argv[2]);
+                        cli_err("tenant create: '%s' is not a name (" KERF_NAME_RULE ")", argv[2]);
                         return KERF_EXIT_USAGE;
                 }
                 json_t *b = json_pack("{s:s}", "name", argv[2]);
