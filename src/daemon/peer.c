@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* peer.c - who a task runs as, who is calling, and which processes a caller owns
  * (docs/SECURITY.md "Task identity", "Peers that are tasks", "Attach") */
-#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -243,14 +241,31 @@ uint64_t kerfd__peer_task(kerfd_node *n, pid_t pid)
 
 /* ---- attach: whose process ---------------------------------------------------------------- */
 
+/* The real uid of `pid` (the first field of "Uid:" in /proc/PID/status), -1 when gone. */
+static long long real_uid(pid_t pid)
+{
+        char path[64], line[256];
+        long long ruid = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        if (!(f = fopen(path, "re")))
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (!strncmp(line, "Uid:", 4)) {
+                        ruid = strtoll(line + 4, NULL, 10);
+                        break;
+                }
+        fclose(f);
+        return ruid;
+}
+
 int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid, const char *tenant,
                         char *msg, size_t msglen)
 {
-        char path[64];
-        struct stat st;
-        uint64_t task;
         ktenant *kt = kerfd__tenant_find(n, tenant);
-        long long want = -1, gid;
+        long long ruid, want, gid;
+        uint64_t task;
 
         if (pid <= 1 || pid == getpid() || pid == getppid()) {
                 snprintf(msg, msglen, "pid %d: not a process a task may attach (%s)", (int)pid,
@@ -259,44 +274,26 @@ int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid,
                                     : "kerfd itself or its parent");
                 return -EPERM;
         }
-        snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-        if (stat(path, &st) < 0) {
+        if ((ruid = real_uid(pid)) < 0) {
                 snprintf(msg, msglen, "pid: no process %d on this node", (int)pid);
                 return -ESRCH;
         }
-        /* /proc/PID is owned by the process's effective uid; the real uid is in status */
-        {
-                char spath[64], line[256];
-                FILE *f;
-                long long ruid = -1;
-                snprintf(spath, sizeof(spath), "/proc/%d/status", (int)pid);
-                if ((f = fopen(spath, "re"))) {
-                        while (fgets(line, sizeof(line), f))
-                                if (!strncmp(line, "Uid:", 4)) {
-                                        ruid = strtoll(line + 4, NULL, 10);
-                                        break;
-                                }
-                        fclose(f);
-                }
-                if (ruid < 0) {
-                        snprintf(msg, msglen, "pid: no process %d on this node", (int)pid);
-                        return -ESRCH;
-                }
-                if (has_cred) {
-                        want = (long long)peer_uid;
-                } else if (kt && kerfd__task_identity(n, kt, &want, &gid, msg, msglen) == 0) {
-                        if (want < 0)
-                                want = (long long)geteuid();
-                } else {
-                        want = -2;
-                }
-                if (ruid != want) {
-                        snprintf(msg, msglen,
-                                 "pid %d: its real uid %lld is not the caller's (%s %lld); attach "
-                                 "only a process of your own",
-                                 (int)pid, ruid, has_cred ? "peer uid" : "tenant uid", want);
+        /* whose it must be: the peer's uid on the socket; over TCP the uid the tenant's own
+         * tasks run as (kerfd's own when that is -1) */
+        if (has_cred) {
+                want = (long long)peer_uid;
+        } else {
+                if (!kt || kerfd__task_identity(n, kt, &want, &gid, msg, msglen) < 0)
                         return -EPERM;
-                }
+                if (want < 0)
+                        want = (long long)geteuid();
+        }
+        if (ruid != want) {
+                snprintf(msg, msglen,
+                         "pid %d: its real uid %lld is not the caller's (%s %lld); attach only a "
+                         "process of your own",
+                         (int)pid, ruid, has_cred ? "peer uid" : "tenant uid", want);
+                return -EPERM;
         }
         if ((task = kerfd__peer_task(n, pid))) {
                 snprintf(msg, msglen,
