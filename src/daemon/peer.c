@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* peer.c - who a task runs as, who is calling, and which processes a caller owns
- * (docs/SECURITY.md "Task identity", "Peers that are tasks", "Attach") */
+ * (docs/SECURITY.md "Task identity", "Attach"; docs/DAEMON.md "Identity") */
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
