@@ -77,6 +77,12 @@ int kerf_workload_parse(const char *s);
 const char *kerf_tier_name(kerf_tier t);
 int kerf_tier_parse(const char *s);
 
+/* The one name rule of kerf (docs/API.md "Names"): 1..63 characters of [A-Za-z0-9_.-], not
+ * starting with '-' or '.'. Tenant, cohort, queue and task names, in the API, the config file
+ * and the CLI alike, so that a name is never a control sequence, an option or a path part. */
+bool kerf_name_ok(const char *s);
+#define KERF_NAME_RULE "1..63 characters [A-Za-z0-9_.-], not starting with '-' or '.'"
+
 /* ---- GPU models and MIG profiles -------------------------------------------------------- */
 
 /* One MIG GPU-instance profile of one GPU model (reference §1). */

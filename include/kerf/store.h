@@ -30,7 +30,7 @@
  * "Store failures"): a write that is not checked is a record that may silently not exist. */
 #define KERF_STORE_MUST __attribute__((warn_unused_result))
 
-#define KERF_STORE_SCHEMA_VERSION 1
+#define KERF_STORE_SCHEMA_VERSION 2
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
 #define KERF_STORE_TOKEN_LEN      64  /* "kerf_" + 43 base64url chars + NUL, with room */
@@ -245,9 +245,16 @@ typedef struct kerf_store_tenant {
         uint64_t borrow_limit[KERF_RES_COUNT];
         uint64_t lend_limit[KERF_RES_COUNT];
         int64_t uid, gid; /* -1 = not set */
+        /* ceilings (schema 2); "not set" (stored as NULL): the daemon's defaults apply */
+        bool has_max_priority;
+        int max_priority;
+        int max_tier;        /* -1 = not set, else a kerf_tier */
+        int64_t max_pending; /* -1 = not set */
+        unsigned workloads;  /* bit per kerf_workload, 0 = all */
 } kerf_store_tenant;
 
-/* Sets `name`, weight 1, unlimited quotas, uid/gid -1. -EINVAL if name is too long. */
+/* Sets `name`, weight 1, unlimited quotas, uid/gid -1, no ceilings. -EINVAL if name is too
+ * long. */
 int kerf_store_tenant_init(kerf_store_tenant *t, const char *name);
 /* Inserts or replaces a tenant (its quotas with it). -EINVAL on an empty name. */
 KERF_STORE_MUST int kerf_store_tenant_upsert(kerf_store *s, const kerf_store_tenant *t);

@@ -46,6 +46,15 @@ void cli_table_add(cli_table *t, ...); /* ncols const char * cells */
 void cli_table_print(cli_table *t, FILE *f);
 void cli_table_free(cli_table *t);
 /* Formatting helpers: return a pointer into a static rotating buffer. */
+/* A string from kerfd made safe for a terminal: control characters (C0, DEL, C1) as \xNN
+ * (idempotent: its output has none left). Returns `s` itself when nothing needs escaping, else one
+ * of 16 rotating static buffers (2 KiB, longer text is cut). Everything the CLI prints from kerfd
+ * goes through it (cli_str, table cells, error messages). */
+const char *cli_safe(const char *s);
+/* The escaping of cli_safe into out (cap bytes, NUL-terminated; keep_lines: newline and tab
+ * pass); returns the length. */
+size_t cli_escape(char *out, size_t cap, const char *s, bool keep_lines);
+/* The value of `key` for printing (strings escaped with cli_safe; "-" when absent). */
 const char *cli_str(const json_t *obj, const char *key);
 const char *cli_num(const json_t *obj, const char *key);
 const char *cli_bytes(const json_t *obj, const char *key); /* "16.0GiB" */

@@ -184,30 +184,35 @@ static const char *quota_cell(json_t *ten, const char *res)
 
 static void print_tenants(json_t *j)
 {
-        static const char *const h[] = {"TENANT", "COHORT",  "WEIGHT",    "GPUS",
-                                        "MEMORY", "COMPUTE", "MIG SLICES"};
-        cli_table *t = cli_table_new(h, 7);
+        static const char *const h[] = {"TENANT",   "COHORT",  "WEIGHT",     "GPUS",
+                                        "MEMORY",   "COMPUTE", "MIG SLICES", "MAX PRIO",
+                                        "MAX TIER", "PENDING", "RUNS AS"};
+        cli_table *t = cli_table_new(h, 11);
         size_t i;
         json_t *ten;
         json_array_foreach(items_of(j), i, ten)
-            cli_table_add(t, cli_str(ten, "name"), cli_str(ten, "cohort"), cli_num(ten, "weight"),
-                          quota_cell(ten, resources[0]), quota_cell(ten, resources[1]),
-                          quota_cell(ten, resources[2]), quota_cell(ten, resources[3]));
+        {
+                char pend[48], uid[32];
+                json_t *ra = json_object_get(ten, "runs_as");
+                snprintf(pend, sizeof(pend), "%s/%s", cli_num(ten, "pending"),
+                         cli_num(ten, "max_pending"));
+                snprintf(uid, sizeof(uid), "%s",
+                         ra && !json_is_null(ra) ? cli_num(ra, "uid") : "-");
+                cli_table_add(t, cli_str(ten, "name"), cli_str(ten, "cohort"),
+                              cli_num(ten, "weight"), quota_cell(ten, resources[0]),
+                              quota_cell(ten, resources[1]), quota_cell(ten, resources[2]),
+                              quota_cell(ten, resources[3]), cli_num(ten, "max_priority"),
+                              cli_str(ten, "max_tier"), pend, uid);
+        }
         cli_table_print(t, stdout);
-        printf("(used/nominal quota; inf = unlimited)\n");
+        printf("(used/nominal quota; inf = unlimited; PENDING = unfinished/max_pending; RUNS AS = "
+               "the uid its tasks run as, - = refused)\n");
         cli_table_free(t);
 }
 
 static bool name_ok(const char *s)
 {
-        size_t n = strlen(s);
-        if (n == 0 || n > 63)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-                            s[i]))
-                        return false;
-        return true;
+        return kerf_name_ok(s); /* the one name rule (src/core/names.c) */
 }
 
 int cli_tenants(cli *c, int argc, char **argv)
@@ -227,8 +232,7 @@ int cli_tenants(cli *c, int argc, char **argv)
         }
         if (!strcmp(argv[1], "create") && argc >= 3) {
                 if (!name_ok(argv[2])) {
-                        cli_err("tenant create: '%s' is not a name (1-63 of A-Za-z0-9_.-)",
-                                argv[2]);
+                        cli_err("tenant create: '%s' is not a name (" KERF_NAME_RULE ")", argv[2]);
                         return KERF_EXIT_USAGE;
                 }
                 json_t *b = json_pack("{s:s}", "name", argv[2]);

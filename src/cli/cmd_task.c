@@ -248,8 +248,9 @@ usage:
 
 static void print_task_line(const json_t *t)
 {
-        const char *name = json_string_value(json_object_get(t, "name"));
-        const char *why = json_string_value(json_object_get(json_object_get(t, "reason"), "text"));
+        const char *name = cli_safe(json_string_value(json_object_get(t, "name")));
+        const char *why =
+            cli_safe(json_string_value(json_object_get(json_object_get(t, "reason"), "text")));
         printf("task %s%s%s%s %s%s%s\n", cli_num(t, "id"), name && *name ? " (" : "",
                name && *name ? name : "", name && *name ? ")" : "", cli_str(t, "state"),
                why && *why ? ": " : "", why && *why ? why : "");
@@ -293,7 +294,19 @@ static int pump(cli *c, unsigned long long id, const char *stream, long long *of
                 return ex;
         const char *data = json_string_value(json_object_get(j, "data"));
         if (data && *data) {
-                fputs(data, out);
+                /* a task's own bytes pass as they are to a file or pipe; a terminal gets them
+                 * with control sequences escaped (docs/CLI.md) */
+                if (isatty(fileno(out))) {
+                        size_t len = strlen(data), cap = len * 8 + 1;
+                        char *e = malloc(cap);
+                        if (e) {
+                                cli_escape(e, cap, data, true);
+                                fputs(e, out);
+                                free(e);
+                        }
+                } else {
+                        fputs(data, out);
+                }
                 fflush(out);
         }
         json_t *o = json_object_get(j, "offset");
@@ -591,7 +604,7 @@ int cli_explain(cli *c, int argc, char **argv)
         json_array_foreach(json_object_get(e, "routes"), i, rt)
             printf("  route %-6s [%s] %s\n", cli_str(rt, "route"), cli_str(rt, "code"),
                    cli_str(rt, "text"));
-        const char *hint = json_string_value(json_object_get(e, "hint"));
+        const char *hint = cli_safe(json_string_value(json_object_get(e, "hint")));
         if (hint && *hint)
                 printf("  -> %s\n", hint);
         json_decref(e);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* out.c - calling kerfd, mapping its answers to exit codes, tables and help */
+/* out.c - calling kerfd, mapping its answers to exit codes, tables and help; every string from
+ * kerfd is escaped before it reaches the terminal (cli_safe) */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -15,6 +17,70 @@ void cli_err(const char *fmt, ...)
         vfprintf(stderr, fmt, ap);
         va_end(ap);
         fputc('\n', stderr);
+}
+
+/* ---- terminal safety ----------------------------------------------------------------------- */
+
+size_t cli_escape(char *out, size_t cap, const char *s, bool keep_lines)
+{
+        static const char hex[] = "0123456789abcdef";
+        size_t o = 0;
+
+        if (!cap)
+                return 0;
+        for (; s && *s; s++) {
+                unsigned char c = (unsigned char)*s;
+                bool ctl = (c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) || c == 0x7f;
+                /* C1 controls (U+0080..U+009F) arrive in UTF-8 as C2 80..C2 9F */
+                bool c1 = c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f;
+                size_t need = c1 ? 8 : ctl ? 4 : 1;
+                if (o + need >= cap)
+                        break;
+                if (c1) {
+                        const unsigned char b[2] = {c, (unsigned char)s[1]};
+                        for (int i = 0; i < 2; i++) {
+                                out[o++] = '\\';
+                                out[o++] = 'x';
+                                out[o++] = hex[b[i] >> 4];
+                                out[o++] = hex[b[i] & 15];
+                        }
+                        s++;
+                } else if (ctl) {
+                        out[o++] = '\\';
+                        out[o++] = 'x';
+                        out[o++] = hex[c >> 4];
+                        out[o++] = hex[c & 15];
+                } else {
+                        out[o++] = (char)c;
+                }
+        }
+        out[o] = '\0';
+        return o;
+}
+
+/* Whether `s` needs escaping (a C0 or C1 control character, DEL). */
+static bool needs_escape(const char *s)
+{
+        for (; s && *s; s++) {
+                unsigned char c = (unsigned char)*s;
+                if (c < 0x20 || c == 0x7f ||
+                    (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f))
+                        return true;
+        }
+        return false;
+}
+
+const char *cli_safe(const char *s)
+{
+        static char bufs[16][2048];
+        static unsigned i;
+        char *b;
+
+        if (!s || !needs_escape(s))
+                return s;
+        b = bufs[i++ % 16];
+        cli_escape(b, sizeof(bufs[0]), s, false);
+        return b;
 }
 
 static int exit_for_status(long st)
@@ -34,9 +100,13 @@ static int report_error(const kerf_client_response *r)
         const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
         const char *code = j ? json_string_value(json_object_get(j, "error")) : NULL;
         if (msg)
-                cli_err("%s (%s, HTTP %ld)", msg, code ? code : "error", r->status);
-        else
-                cli_err("kerfd answered HTTP %ld: %.200s", r->status, r->len ? r->body : "");
+                cli_err("%s (%s, HTTP %ld)", cli_safe(msg), code ? cli_safe(code) : "error",
+                        r->status);
+        else {
+                char body[201];
+                snprintf(body, sizeof(body), "%.200s", r->len ? r->body : "");
+                cli_err("kerfd answered HTTP %ld: %s", r->status, cli_safe(body));
+        }
         json_decref(j);
         return exit_for_status(r->status);
 }
@@ -101,7 +171,10 @@ int cli_call_raw(cli *c, const char *method, const char *path, char **ret_body)
 
 void cli_print_json(const json_t *j)
 {
-        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        /* JSON escapes C0 controls; on a terminal every non-ASCII character is escaped too, so
+         * that a C1 control (U+0080..U+009F) cannot reach it either */
+        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                    (isatty(STDOUT_FILENO) ? JSON_ENSURE_ASCII : 0));
         if (s) {
                 puts(s);
                 free(s);
@@ -126,7 +199,7 @@ static void table_push(cli_table *t, const char *s)
                 t->cells = np;
                 t->cap = nc;
         }
-        t->cells[t->n++] = strdup(s ? s : "");
+        t->cells[t->n++] = strdup(s ? cli_safe(s) : "");
 }
 
 cli_table *cli_table_new(const char *const *headers, int ncols)
@@ -191,7 +264,7 @@ const char *cli_str(const json_t *obj, const char *key)
 {
         const json_t *v = json_object_get(obj, key);
         if (json_is_string(v))
-                return json_string_value(v);
+                return cli_safe(json_string_value(v));
         char *b = slot();
         if (json_is_integer(v))
                 snprintf(b, 128, "%lld", (long long)json_integer_value(v));

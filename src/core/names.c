@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* names.c - names of kerf's resource-model enums and their parsers */
+/* names.c - names of kerf's resource-model enums and their parsers; the one name rule */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <strings.h>
 
 #include "kerf/core.h"
@@ -98,4 +100,17 @@ int kerf_tier_parse(const char *s)
         if (s && strcasecmp(s, "high-impact") == 0)
                 return KERF_TIER_HIGH;
         return parse_of(tier_names, N(tier_names), s);
+}
+
+bool kerf_name_ok(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n >= KERF_NAME_LEN || s[0] == '-' || s[0] == '.')
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+                        return false;
+        return true;
 }

@@ -51,14 +51,7 @@ bool api_u64(const char *s, uint64_t *ret)
 
 bool api_name_ok(const char *s)
 {
-        size_t n = strlen(s);
-        if (n == 0 || n >= KERF_NAME_LEN)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-                        return false;
-        return true;
+        return kerf_name_ok(s);
 }
 
 bool api_page(kreq *r, uint64_t *after, unsigned *limit)
@@ -168,10 +161,27 @@ static void task_submit(kreq *r, bool attach)
                 return;
         }
         /* checks that hold for a new request only (not for a stored one at recovery) */
-        if (attach && kill((pid_t)t->rec.pid, 0) < 0 && errno == ESRCH) {
-                kreq_error(r, 400, "invalid_argument", "pid: no process %lld on this node",
-                           (long long)t->rec.pid);
+        if (attach && (rc = kerfd__attach_check(n, (pid_t)t->rec.pid, r->has_cred, r->uid,
+                                                t->rec.tenant, msg, sizeof(msg))) < 0) {
+                kreq_error(r,
+                           rc == -ESRCH    ? 400
+                           : rc == -EEXIST ? 409
+                                           : 403,
+                           rc == -ESRCH    ? "invalid_argument"
+                           : rc == -EEXIST ? "conflict"
+                                           : "forbidden",
+                           "%s", msg);
                 kerfd_task_free(t);
+                return;
+        }
+        /* the tenant's policy binds its tokens; an admin submitting for it is the operator */
+        if (!r->admin && (rc = kerfd__tenant_policy_check(n, kerfd__tenant_find(n, t->rec.tenant),
+                                                          &t->req, msg, sizeof(msg))) < 0) {
+                kerfd_task_free(t);
+                if (rc == -EAGAIN)
+                        kreq_error(r, 429, "rate_limited", "%s", msg);
+                else
+                        kreq_error(r, 403, "forbidden", "%s", msg);
                 return;
         }
         if (json_object_get(t->req_json, "run_as") && geteuid() != 0 &&
@@ -187,10 +197,12 @@ static void task_submit(kreq *r, bool attach)
                 kreq_error(r, 422, "not_enforced", "%s", msg);
                 return;
         }
-        if (n->n_live >= n->cfg.max_tasks) {
+        /* node-wide: refuses tenants; the admin is never locked out by it (docs/DAEMON.md) */
+        if (!r->admin && n->n_live >= n->cfg.max_tasks) {
                 kerfd_task_free(t);
                 kreq_error(r, 429, "rate_limited",
-                           "kerfd holds %u unfinished tasks (limits.max_tasks)", n->cfg.max_tasks);
+                           "kerfd holds %u unfinished tasks (limits.max_tasks, node-wide)",
+                           n->cfg.max_tasks);
                 return;
         }
         if (!rate_ok(n, t->rec.tenant)) {
@@ -232,6 +244,7 @@ static void task_submit(kreq *r, bool attach)
         n->next_task_id = id;
         kerf_u64map_put(&n->live, id, t);
         n->n_live++;
+        kerfd__tenant_count(n, t->rec.tenant, +1);
         /* Place it now so that the answer already says running when it fits. */
         kerfd__tick(n);
         if (!(t = kerfd__live(n, id))) {
@@ -354,11 +367,11 @@ static void task_list(kreq *r)
         f.state = st;
         f.queue = kreq_arg(r, "queue");
         if (f.queue && !api_name_ok(f.queue)) {
-                kreq_error(r, 400, "invalid_argument", "queue: 1..63 characters [A-Za-z0-9_.-]");
+                kreq_error(r, 400, "invalid_argument", "queue: " KERF_NAME_RULE);
                 return;
         }
         if (tn && !api_name_ok(tn)) {
-                kreq_error(r, 400, "invalid_argument", "tenant: 1..63 characters [A-Za-z0-9_.-]");
+                kreq_error(r, 400, "invalid_argument", "tenant: " KERF_NAME_RULE);
                 return;
         }
         if (!r->admin) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "kerf/errno.h"
@@ -68,10 +69,118 @@ static void events(kreq *r)
 /* ---- tenants ----------------------------------------------------------------------------------
  */
 
+void kerfd__tenant_to_store(const kerfd_tenant_cfg *c, kerf_store_tenant *st)
+{
+        kerf_store_tenant_init(st, c->name);
+        snprintf(st->cohort, sizeof(st->cohort), "%s", c->cohort);
+        st->weight = c->weight;
+        memcpy(st->nominal, c->nominal, sizeof(st->nominal));
+        memcpy(st->borrow_limit, c->borrow_limit, sizeof(st->borrow_limit));
+        memcpy(st->lend_limit, c->lend_limit, sizeof(st->lend_limit));
+        st->uid = c->uid;
+        st->gid = c->gid;
+        st->has_max_priority = c->max_priority != KERFD_INHERIT;
+        st->max_priority = st->has_max_priority ? c->max_priority : 0;
+        st->max_tier = c->max_tier;
+        st->max_pending = c->max_pending;
+        st->workloads = c->workloads;
+}
+
+void kerfd__tenant_from_store(const kerf_store_tenant *st, kerfd_tenant_cfg *c)
+{
+        kerfd_tenant_cfg_init(c);
+        snprintf(c->name, sizeof(c->name), "%s", st->name);
+        snprintf(c->cohort, sizeof(c->cohort), "%s", st->cohort);
+        c->weight = st->weight ? st->weight : 1;
+        memcpy(c->nominal, st->nominal, sizeof(c->nominal));
+        memcpy(c->borrow_limit, st->borrow_limit, sizeof(c->borrow_limit));
+        memcpy(c->lend_limit, st->lend_limit, sizeof(c->lend_limit));
+        c->uid = st->uid;
+        c->gid = st->gid;
+        c->max_priority = st->has_max_priority ? st->max_priority : KERFD_INHERIT;
+        c->max_tier = st->max_tier >= 0 && st->max_tier < KERF_TIER_COUNT ? st->max_tier : -1;
+        c->max_pending = st->max_pending;
+        c->workloads = st->workloads;
+}
+
+void kerfd__tenant_count(kerfd_node *n, const char *tenant, int delta)
+{
+        ktenant *t = kerfd__tenant_find(n, tenant);
+        if (t && (delta > 0 || t->live > 0))
+                t->live = (unsigned)((int)t->live + delta);
+}
+
+/* The ceilings in force for a tenant: its own, else tenant_defaults. */
+static void ceilings(kerfd_node *n, const kerfd_tenant_cfg *c, int *prio, int *tier,
+                     unsigned long long *pending)
+{
+        const kerfd_tenant_defaults *d = &n->cfg.tenant_defaults;
+        *prio = c->max_priority != KERFD_INHERIT ? c->max_priority : d->max_priority;
+        *tier = c->max_tier >= 0 ? c->max_tier : d->max_tier;
+        *pending = c->max_pending >= 0 ? (unsigned long long)c->max_pending : d->max_pending;
+}
+
+int kerfd__tenant_policy_check(kerfd_node *n, const ktenant *kt, const kerf_request *q, char *msg,
+                               size_t msglen)
+{
+        const kerfd_tenant_cfg *c = &kt->cfg;
+        unsigned long long pending;
+        int prio, tier;
+
+        ceilings(n, c, &prio, &tier, &pending);
+        if (q->priority > prio) {
+                snprintf(msg, msglen,
+                         "priority %d is above tenant %s's ceiling max_priority %d (%s)",
+                         q->priority, c->name, prio,
+                         c->max_priority != KERFD_INHERIT ? "the tenant's"
+                                                          : "tenant_defaults.max_priority");
+                return -EPERM;
+        }
+        /* tiers run from high (0, most urgent) to exploratory: a ceiling is the most urgent
+         * tier allowed */
+        if ((int)q->tier < tier) {
+                snprintf(msg, msglen, "tier %s is above tenant %s's ceiling max_tier %s (%s)",
+                         kerf_tier_name(q->tier), c->name, kerf_tier_name((kerf_tier)tier),
+                         c->max_tier >= 0 ? "the tenant's" : "tenant_defaults.max_tier");
+                return -EPERM;
+        }
+        if (c->workloads && !(c->workloads & (1u << q->workload))) {
+                snprintf(msg, msglen,
+                         "workload %s is not among tenant %s's allowed workloads (workloads)",
+                         kerf_workload_name(q->workload), c->name);
+                return -EPERM;
+        }
+        if (kt->live >= pending) {
+                snprintf(msg, msglen,
+                         "tenant %s holds %u unfinished tasks, its limit max_pending %llu (%s)",
+                         c->name, kt->live, pending,
+                         c->max_pending >= 0 ? "the tenant's" : "tenant_defaults.max_pending");
+                return -EAGAIN;
+        }
+        return 0;
+}
+
+static json_t *workloads_json(unsigned mask)
+{
+        json_t *a;
+        if (!mask)
+                return json_null();
+        a = json_array();
+        for (int w = 0; w < KERF_WL_COUNT; w++)
+                if (mask & (1u << w))
+                        json_array_append_new(a, json_string(kerf_workload_name((kerf_workload)w)));
+        return a;
+}
+
 static json_t *tenant_json(kerfd_node *n, const kerfd_tenant_cfg *c)
 {
         uint64_t use[KERF_RES_COUNT] = {0};
-        json_t *q = json_object(), *u = json_object();
+        json_t *q = json_object(), *u = json_object(), *j;
+        ktenant *kt = kerfd__tenant_find(n, c->name);
+        unsigned long long pending;
+        long long ruid = -1, rgid = -1;
+        int prio, tier;
+        char err[256];
         kerf_sched_tenant_usage(n->sched, c->name, use);
         for (int i = 0; i < KERF_RES_COUNT; i++) {
                 json_object_set_new(q, res_key[i],
@@ -80,11 +189,26 @@ static json_t *tenant_json(kerfd_node *n, const kerfd_tenant_cfg *c)
                                               lim(c->lend_limit[i])));
                 json_object_set_new(u, res_key[i], json_integer((json_int_t)use[i]));
         }
-        return json_pack("{s:s, s:o, s:i, s:o, s:o, s:o, s:o}", "name", c->name, "cohort",
-                         c->cohort[0] ? json_string(c->cohort) : json_null(), "weight",
-                         (int)c->weight, "quota", q, "usage", u, "uid",
-                         c->uid >= 0 ? json_integer(c->uid) : json_null(), "gid",
-                         c->gid >= 0 ? json_integer(c->gid) : json_null());
+        j = json_pack("{s:s, s:o, s:i, s:o, s:o, s:o, s:o}", "name", c->name, "cohort",
+                      c->cohort[0] ? json_string(c->cohort) : json_null(), "weight", (int)c->weight,
+                      "quota", q, "usage", u, "uid",
+                      c->uid >= 0 ? json_integer(c->uid) : json_null(), "gid",
+                      c->gid >= 0 ? json_integer(c->gid) : json_null());
+        ceilings(n, c, &prio, &tier, &pending);
+        json_object_set_new(j, "max_priority", json_integer(prio));
+        json_object_set_new(j, "max_tier", json_string(kerf_tier_name((kerf_tier)tier)));
+        json_object_set_new(j, "max_pending", json_integer((json_int_t)pending));
+        json_object_set_new(j, "workloads", workloads_json(c->workloads));
+        json_object_set_new(j, "pending", json_integer(kt ? kt->live : 0));
+        json_object_set_new(j, "allow_root", json_boolean(c->allow_root));
+        /* who its tasks run as (docs/SECURITY.md "Task identity"); null: refused */
+        if (kt && kerfd__task_identity(n, kt, &ruid, &rgid, err, sizeof(err)) == 0 && ruid < 0)
+                ruid = (long long)geteuid(), rgid = (long long)getegid();
+        json_object_set_new(
+            j, "runs_as",
+            ruid >= 0 ? json_pack("{s:I, s:I}", "uid", (json_int_t)ruid, "gid", (json_int_t)rgid)
+                      : json_null());
+        return j;
 }
 
 /* Reads {"gpus": {"nominal": 4, ...}, ...} into c. false with a 400 queued. */
@@ -158,14 +282,7 @@ static int tenant_commit(kerfd_node *n, const kerfd_tenant_cfg *c, const kerfd_t
         kerf_store_tenant st;
         char obj[96];
         int rc;
-        kerf_store_tenant_init(&st, c->name);
-        snprintf(st.cohort, sizeof(st.cohort), "%s", c->cohort);
-        st.weight = c->weight;
-        memcpy(st.nominal, c->nominal, sizeof(st.nominal));
-        memcpy(st.borrow_limit, c->borrow_limit, sizeof(st.borrow_limit));
-        memcpy(st.lend_limit, c->lend_limit, sizeof(st.lend_limit));
-        st.uid = c->uid;
-        st.gid = c->gid;
+        kerfd__tenant_to_store(c, &st);
         snprintf(obj, sizeof(obj), "tenant:%s", c->name);
         if ((rc = kerf_store_begin(n->store)) < 0)
                 return rc;
@@ -189,25 +306,119 @@ static int tenant_commit(kerfd_node *n, const kerfd_tenant_cfg *c, const kerfd_t
         return rc;
 }
 
+/* A policy field of a tenant body (create or PATCH): 0 taken, 1 not a policy field, -1 with a
+ * 400 queued. null puts the ceiling back to tenant_defaults. */
+static int policy_field(kreq *r, const char *k, json_t *v, kerfd_tenant_cfg *c)
+{
+        if (!strcmp(k, "max_priority")) {
+                if (json_is_null(v))
+                        c->max_priority = KERFD_INHERIT;
+                else if (json_is_integer(v) && json_integer_value(v) >= -1000 &&
+                         json_integer_value(v) <= 1000)
+                        c->max_priority = (int)json_integer_value(v);
+                else
+                        goto bad;
+                return 0;
+        }
+        if (!strcmp(k, "max_tier")) {
+                int t = json_is_string(v) ? kerf_tier_parse(json_string_value(v)) : -1;
+                if (!json_is_null(v) && t < 0)
+                        goto bad;
+                c->max_tier = json_is_null(v) ? -1 : t;
+                return 0;
+        }
+        if (!strcmp(k, "max_pending")) {
+                if (json_is_null(v))
+                        c->max_pending = -1;
+                else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+                         json_integer_value(v) <= 10000000)
+                        c->max_pending = json_integer_value(v);
+                else
+                        goto bad;
+                return 0;
+        }
+        if (!strcmp(k, "workloads")) {
+                unsigned mask = 0;
+                size_t i;
+                json_t *w;
+                if (!json_is_null(v) && (!json_is_array(v) || !json_array_size(v)))
+                        goto bad;
+                json_array_foreach(v, i, w)
+                {
+                        int x = json_is_string(w) ? kerf_workload_parse(json_string_value(w)) : -1;
+                        if (x < 0)
+                                goto bad;
+                        mask |= 1u << x;
+                }
+                c->workloads = mask;
+                return 0;
+        }
+        if (!strcmp(k, "allow_root")) {
+                kreq_error(r, 400, "invalid_argument",
+                           "allow_root: set only in kerfd's config file, never through the API");
+                return -1;
+        }
+        return 1;
+bad:
+        kreq_error(r, 400, "invalid_argument", "%s: %s", k,
+                   !strcmp(k, "max_priority") ? "an integer -1000..1000 or null"
+                   : !strcmp(k, "max_tier")   ? "high, queueable, exploratory or null"
+                   : !strcmp(k, "max_pending")
+                       ? "an integer 0..10000000 or null"
+                       : "a non-empty list of training, inference, dev, batch, or null");
+        return -1;
+}
+
+/* PATCH /v1/tenants/NAME: the tenant's ceilings (admin). */
+static void tenant_patch(kreq *r, ktenant *t)
+{
+        kerfd_node *n = r->node;
+        json_t *b = api_body(r), *v;
+        kerfd_tenant_cfg c = t->cfg, old = t->cfg;
+        const char *k;
+        int pr;
+
+        if (!b)
+                return;
+        json_object_foreach(b, k, v)
+        {
+                if ((pr = policy_field(r, k, v, &c)) < 0)
+                        goto out;
+                if (pr > 0) {
+                        kreq_error(r, 400, "unknown_field",
+                                   "%s: not changed by PATCH (max_priority, max_tier, "
+                                   "max_pending, workloads; PUT .../quota for the quota)",
+                                   k);
+                        goto out;
+                }
+        }
+        if (tenant_commit(n, &c, &old, r, "tenant.policy") < 0)
+                kreq_error(r, 500, "internal", "tenant not stored: %s",
+                           kerf_store_errmsg(n->store));
+        else
+                kreq_json(r, 200, tenant_json(n, &t->cfg));
+out:
+        json_decref(b);
+}
+
 static void tenant_create(kreq *r)
 {
         kerfd_node *n = r->node;
         json_t *b = api_body(r), *v;
         kerfd_tenant_cfg c;
-        kerf_tenant_spec spec;
         const char *k;
+        char why[256];
 
         if (!b)
                 return;
-        memset(&c, 0, sizeof(c));
-        kerf_tenant_spec_init(&spec, "");
-        memcpy(c.nominal, spec.nominal, sizeof(c.nominal));
-        memcpy(c.borrow_limit, spec.borrow_limit, sizeof(c.borrow_limit));
-        memcpy(c.lend_limit, spec.lend_limit, sizeof(c.lend_limit));
-        c.weight = 1;
-        c.uid = c.gid = -1;
+        kerfd_tenant_cfg_init(&c);
         json_object_foreach(b, k, v)
         {
+                int pr = policy_field(r, k, v, &c);
+                if (pr < 0)
+                        goto out;
+                if (pr == 0)
+                        continue;
                 if (!strcmp(k, "name") && json_is_string(v) &&
                     strlen(json_string_value(v)) < KERF_NAME_LEN)
                         snprintf(c.name, sizeof(c.name), "%s", json_string_value(v));
@@ -231,7 +442,7 @@ static void tenant_create(kreq *r)
                 } else {
                         kreq_error(r, 400, "invalid_argument", "%s: %s", k,
                                    !strcmp(k, "name") || !strcmp(k, "cohort")
-                                       ? "a string of 1..63 characters [A-Za-z0-9_.-]"
+                                       ? "a string of " KERF_NAME_RULE
                                    : !strcmp(k, "weight") ? "an integer 1..1000"
                                                           : "an integer 0..2147483646");
                         goto out;
@@ -242,12 +453,25 @@ static void tenant_create(kreq *r)
                 goto out;
         }
         if (!api_name_ok(c.name) || (c.cohort[0] && !api_name_ok(c.cohort))) {
-                kreq_error(r, 400, "invalid_argument", "%s: 1..63 characters [A-Za-z0-9_.-]",
+                kreq_error(r, 400, "invalid_argument", "%s: " KERF_NAME_RULE,
                            api_name_ok(c.name) ? "cohort" : "name");
                 goto out;
         }
         if (kerfd__tenant_find(n, c.name)) {
                 kreq_error(r, 409, "conflict", "tenant %s exists", c.name);
+                goto out;
+        }
+        if (!kerfd_uid_privileged(c.uid, why, sizeof(why))[0] && c.gid == 0)
+                snprintf(why, sizeof(why), "gid 0 is root's group");
+        if (why[0]) {
+                kreq_error(r, 400, "invalid_argument",
+                           "%s: %s; a tenant whose tasks run as root or an admin is set only "
+                           "in kerfd's config file (allow_root), never through the API",
+                           strncmp(why, "gid", 3) ? "uid" : "gid", why);
+                goto out;
+        }
+        if (kerfd__tenant_identity_check(n, &c, why, sizeof(why)) < 0) {
+                kreq_error(r, 409, "conflict", "%s", why);
                 goto out;
         }
         if (n->n_tenants >= KERFD_MAX_TENANTS) {
@@ -324,6 +548,11 @@ static void tenants(kreq *r, const char *rest)
         }
         if (!r->admin) {
                 kreq_error(r, 403, "forbidden", "tenant administration is admin only");
+                return;
+        }
+        if (!sub[0] && !strcmp(r->method, "PATCH")) {
+                tenant_patch(r, t);
+                kerfd__kick(n);
                 return;
         }
         if (!strcmp(sub, "/quota") && !strcmp(r->method, "PUT")) {
@@ -416,7 +645,7 @@ static void audit(kreq *r, const char *rest)
         const char *tenant = r->admin ? kreq_arg(r, "tenant") : r->tenant;
 
         if (tenant && !api_name_ok(tenant)) {
-                kreq_error(r, 400, "invalid_argument", "tenant: 1..63 characters [A-Za-z0-9_.-]");
+                kreq_error(r, 400, "invalid_argument", "tenant: " KERF_NAME_RULE);
                 return;
         }
 

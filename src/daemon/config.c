@@ -62,6 +62,11 @@ void kerfd_config_defaults(kerfd_config *c)
         c->min_lease_s = 30;
         snprintf(c->fencing, sizeof(c->fencing), "auto");
         kerf_policy_default(&c->policy);
+        c->tenant_defaults.max_priority = 0;
+        c->tenant_defaults.max_tier = KERF_TIER_QUEUEABLE;
+        c->tenant_defaults.max_pending = 1000;
+        c->tenant_defaults.uid_base = 2000000000ull;
+        c->tenant_defaults.uid_span = 1u << 20;
 }
 
 static yaml_node_t *node(cfgctx *x, int id)
@@ -158,17 +163,10 @@ static int want_map(cfgctx *x, yaml_node_t *n, const char *what)
         return 0;
 }
 
-/* [A-Za-z0-9_.-], 1..63 characters: tenant and cohort names (docs/API.md). */
+/* Tenant and cohort names: the one name rule (kerf_name_ok, docs/API.md "Names"). */
 static bool name_ok(const char *s)
 {
-        size_t n = strlen(s);
-        if (n == 0 || n >= KERF_NAME_LEN)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-                        return false;
-        return true;
+        return kerf_name_ok(s);
 }
 
 /* A non-empty path string; absolute when `absolute`. */
@@ -271,10 +269,106 @@ static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
         return 0;
 }
 
+/* workloads: [training, inference]: the workload types a tenant may submit. */
+static int parse_workloads(cfgctx *x, yaml_node_t *v, unsigned *ret)
+{
+        unsigned mask = 0;
+        int r;
+
+        if ((r = want_seq(x, v, "workloads")) < 0)
+                return r;
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++) {
+                yaml_node_t *in = node(x, *it);
+                const char *s = scalar(x, in);
+                int w = s ? kerf_workload_parse(s) : -EINVAL;
+                if (w < 0)
+                        return fail(x, in,
+                                    "workloads: unknown workload \"%s\" (training, "
+                                    "inference, dev, batch)",
+                                    s ? s : "?");
+                mask |= 1u << w;
+        }
+        if (!mask)
+                return fail(x, v, "workloads: at least one workload");
+        *ret = mask;
+        return 0;
+}
+
+/* max_priority / max_tier / max_pending of a tenant or of tenant_defaults. 1: not one of them. */
+static int parse_ceiling(cfgctx *x, yaml_node_t *k, yaml_node_t *v, int *prio, int *tier,
+                         long long *pending)
+{
+        const char *ks = scalar(x, k), *s = scalar(x, v);
+        uint64_t u;
+        int r;
+
+        if (!strcmp(ks, "max_priority")) {
+                char *end;
+                long p = s ? strtol(s, &end, 10) : 0;
+                if (!s || !*s || *end || p < -1000 || p > 1000)
+                        return fail(x, v, "max_priority: an integer -1000..1000");
+                *prio = (int)p;
+                return 0;
+        }
+        if (!strcmp(ks, "max_tier")) {
+                int t = s ? kerf_tier_parse(s) : -EINVAL;
+                if (t < 0)
+                        return fail(x, v, "max_tier: high, queueable or exploratory");
+                *tier = t;
+                return 0;
+        }
+        if (!strcmp(ks, "max_pending")) {
+                if ((r = get_u64(x, v, ks, 10000000, &u)) < 0)
+                        return r;
+                *pending = (long long)u;
+                return 0;
+        }
+        return 1;
+}
+
+/* tenant_defaults: {max_priority, max_tier, max_pending, uid_base, uid_span} */
+static int parse_tenant_defaults(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        kerfd_tenant_defaults *d = &c->tenant_defaults;
+        int prio = d->max_priority, tier = d->max_tier;
+        long long pending = d->max_pending;
+        uint64_t v;
+        int r = want_map(x, m, "tenant_defaults");
+
+        if (r < 0)
+                return r;
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *vn = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!strcmp(ks, "uid_base")) {
+                        r = get_u64(x, vn, ks, 0x7ffffffe, &v);
+                        d->uid_base = v;
+                } else if (!strcmp(ks, "uid_span")) {
+                        r = get_range(x, vn, ks, 1, 1u << 30, &v);
+                        d->uid_span = (unsigned)v;
+                } else if ((r = parse_ceiling(x, k, vn, &prio, &tier, &pending)) == 1)
+                        r = fail(x, k,
+                                 "tenant_defaults: unknown key \"%s\" (max_priority, max_tier, "
+                                 "max_pending, uid_base, uid_span)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        if (d->uid_base && (d->uid_base < 65536 || d->uid_base + d->uid_span > 0x7fffffffull))
+                return fail(x, m,
+                            "tenant_defaults: uid_base..uid_base+uid_span must lie in "
+                            "65536..2147483646 (or uid_base: 0)");
+        d->max_priority = prio;
+        d->max_tier = tier;
+        d->max_pending = (unsigned)pending;
+        return 0;
+}
+
 static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         kerfd_tenant_cfg *t;
-        kerf_tenant_spec spec;
         uint64_t v;
         int r;
 
@@ -283,13 +377,7 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         if (c->n_tenants >= KERFD_MAX_TENANTS)
                 return fail(x, m, "tenants: at most %d", KERFD_MAX_TENANTS);
         t = &c->tenants[c->n_tenants];
-        memset(t, 0, sizeof(*t));
-        kerf_tenant_spec_init(&spec, "");
-        memcpy(t->nominal, spec.nominal, sizeof(t->nominal));
-        memcpy(t->borrow_limit, spec.borrow_limit, sizeof(t->borrow_limit));
-        memcpy(t->lend_limit, spec.lend_limit, sizeof(t->lend_limit));
-        t->weight = 1;
-        t->uid = t->gid = -1;
+        kerfd_tenant_cfg_init(t);
         FOR_PAIRS(x, m, p)
         {
                 yaml_node_t *k = node(x, p->key), *vn = node(x, p->value);
@@ -301,8 +389,7 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 else if (!strcmp(ks, "cohort")) {
                         r = get_str(x, vn, "cohort", t->cohort, sizeof(t->cohort));
                         if (!r && !name_ok(t->cohort))
-                                r = fail(x, vn, "cohort \"%s\": 1..63 characters [A-Za-z0-9_.-]",
-                                         t->cohort);
+                                r = fail(x, vn, "cohort \"%s\": " KERF_NAME_RULE, t->cohort);
                 } else if (!strcmp(ks, "weight")) {
                         r = get_range(x, vn, "weight", 1, 1000, &v);
                         t->weight = (unsigned)v;
@@ -314,13 +401,29 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                         t->gid = (long long)v;
                 } else if (!strcmp(ks, "quota"))
                         r = parse_quota(x, vn, t);
-                else
+                else if (!strcmp(ks, "allow_root"))
+                        r = get_bool(x, vn, ks, &t->allow_root);
+                else if (!strcmp(ks, "workloads"))
+                        r = parse_workloads(x, vn, &t->workloads);
+                else if ((r = parse_ceiling(x, k, vn, &t->max_priority, &t->max_tier,
+                                            &t->max_pending)) == 1)
                         r = fail(x, k,
                                  "tenant: unknown key \"%s\" (name, cohort, weight, uid, gid, "
-                                 "quota)",
+                                 "allow_root, quota, max_priority, max_tier, max_pending, "
+                                 "workloads)",
                                  ks);
                 if (r < 0)
                         return r;
+        }
+        if ((t->uid >= 0 || t->gid == 0) && !t->allow_root) {
+                char why[160];
+                if (!kerfd_uid_privileged(t->uid, why, sizeof(why))[0] && t->gid == 0)
+                        snprintf(why, sizeof(why), "gid 0 is root's group");
+                if (why[0])
+                        return fail(x, m,
+                                    "tenant \"%s\": uid: %s; its tasks would be root or admin "
+                                    "(set allow_root: true on this tenant to allow it)",
+                                    t->name, why);
         }
         if (!t->name[0])
                 return fail(x, m, "tenant: name is required");
@@ -328,7 +431,7 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 if (!strcmp(c->tenants[i].name, t->name))
                         return fail(x, m, "tenant \"%s\" defined twice", t->name);
         if (!name_ok(t->name))
-                return fail(x, m, "tenant name \"%s\": only [A-Za-z0-9_.-]", t->name);
+                return fail(x, m, "tenant name \"%s\": " KERF_NAME_RULE, t->name);
         c->n_tenants++;
         return 0;
 }
@@ -634,6 +737,8 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_policy(x, v, c);
                 else if (!strcmp(ks, "fencing"))
                         r = parse_fencing(x, v, c);
+                else if (!strcmp(ks, "tenant_defaults"))
+                        r = parse_tenant_defaults(x, v, c);
                 else if (!strcmp(ks, "tenants")) {
                         if ((r = want_seq(x, v, "tenants")) < 0)
                                 return r;
@@ -644,7 +749,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 } else
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
-                                 "backend, limits, policy, fencing, tenants)",
+                                 "backend, limits, policy, fencing, tenant_defaults, tenants)",
                                  ks);
                 if (r < 0)
                         return r;

@@ -19,7 +19,28 @@ typedef struct kerfd_tenant_cfg {
         uint64_t borrow_limit[KERF_RES_COUNT];
         uint64_t lend_limit[KERF_RES_COUNT];
         long long uid, gid; /* -1 = not set */
+        /* Config file only, never the API: the tenant's tasks may run as uid 0 or an admin
+         * uid (docs/SECURITY.md "Task identity"). Not stored: read from the file each start. */
+        bool allow_root;
+        /* Ceilings (docs/DAEMON.md "Tenant policy"); KERFD_INHERIT / -1 = tenant_defaults */
+        int max_priority;      /* KERFD_INHERIT or -1000..1000 */
+        int max_tier;          /* -1 or a kerf_tier: the most urgent tier allowed */
+        long long max_pending; /* -1 or 0..10000000 pending tasks */
+        unsigned workloads;    /* bit per kerf_workload allowed; 0 = all */
 } kerfd_tenant_cfg;
+
+#define KERFD_INHERIT (-0x7fffffff)
+
+/* tenant_defaults: what a tenant that does not say gets (docs/DAEMON.md "Tenant policy"). */
+typedef struct kerfd_tenant_defaults {
+        int max_priority;     /* default 0 */
+        int max_tier;         /* default KERF_TIER_QUEUEABLE */
+        unsigned max_pending; /* default 1000 */
+        /* A tenant without `uid` runs as uid = gid = uid_base + a number derived from its name
+         * (its own unprivileged identity); 0: such tenants are refused when kerfd is root. */
+        unsigned long long uid_base; /* default 2000000000 */
+        unsigned uid_span;           /* default 1048576 */
+} kerfd_tenant_defaults;
 
 typedef struct kerfd_config {
         char path[PATH_MAX]; /* file read, "" for defaults only */
@@ -50,6 +71,7 @@ typedef struct kerfd_config {
         bool unenforced_slices; /* policy.unenforced_slices: allow (true) | refuse (default) */
         bool preempt_suspend;   /* policy.preempt_slices_by: suspend (true) | kill (default) */
         bool bypass_stop;       /* policy.shim_bypass: stop (true) | record (default) */
+        kerfd_tenant_defaults tenant_defaults;
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];
 } kerfd_config;
@@ -60,6 +82,13 @@ void kerfd_config_defaults(kerfd_config *c);
 /* Reads YAML file `path` over the defaults already in `c`. Returns 0, or a negative code with
  * "FILE:LINE: what is wrong" in err. Unknown keys are refused by name. */
 int kerfd_config_load(kerfd_config *c, const char *path, char *err, size_t errlen);
+
+/* peer.c. Sets a tenant's fields to "not given" (weight 1, unlimited quota, no uid, inherited
+ * ceilings). */
+void kerfd_tenant_cfg_init(kerfd_tenant_cfg *t);
+/* Why uid `uid` may not run a tenant's tasks without allow_root: "" when it may; else
+ * "uid 0 is root" or "uid N is an admin on kerfd's socket (group kerf)". NSS lookups. */
+const char *kerfd_uid_privileged(long long uid, char *buf, size_t len);
 
 /* Makes a relative `path` absolute against the working directory (0, or -ENAMETOOLONG). */
 int kerfd_config_abspath(char *path, size_t cap);

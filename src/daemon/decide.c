@@ -2,6 +2,7 @@
 /* decide.c - kerfd carries out the scheduler's decisions: MIG create/destroy on the device,
  * preemption and fault requeues, task starts (slice region, device fence, executor) */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,79 @@ static void note_unenforced(kerfd_node *n, dtask *t)
         fclose(f);
 }
 
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+}
+
+/* The last word before a fork on who the task runs as: never root, nor an admin on the
+ * socket, unless the config file let its tenant (allow_root). Catches records stored before
+ * the rule and identities that changed since the submit. */
+static int identity_check(kerfd_node *n, dtask *t, char *err, size_t errlen)
+{
+        ktenant *kt = kerfd__tenant_find(n, t->rec.tenant);
+        long long uid = t->rec.uid >= 0 ? t->rec.uid : (long long)geteuid();
+        long long gid = t->rec.gid >= 0 ? t->rec.gid : (long long)getegid();
+        char why[160];
+
+        if (kt && kt->cfg.allow_root)
+                return 0;
+        if (kt && t->rec.uid < 0 && geteuid() == 0) {
+                /* a record from before the identity rule (it would run as root): it gets its
+                 * tenant's identity now, or is refused */
+                char why2[300];
+                long long u, g;
+                if (kerfd__task_identity(n, kt, &u, &g, why2, sizeof(why2)) < 0) {
+                        seterr(err, errlen, "not started: %s", why2);
+                        return -EPERM;
+                }
+                t->rec.uid = u;
+                t->rec.gid = g;
+                uid = u >= 0 ? u : uid;
+                gid = g >= 0 ? g : gid;
+        }
+        if (!kerfd_uid_privileged(uid, why, sizeof(why))[0] && gid == 0 && geteuid() == 0)
+                snprintf(why, sizeof(why), "gid 0 is root's group");
+        if (why[0] && (geteuid() == 0 || uid != (long long)geteuid())) {
+                seterr(err, errlen,
+                       "not started: the task would run as %s (%s); tenant %s may not run "
+                       "tasks as root or an admin (allow_root in kerfd's config file)",
+                       uid == 0 ? "root" : "an admin", why, t->rec.tenant);
+                return -EPERM;
+        }
+        return 0;
+}
+
+/* <state>/work/<id>, mode 0700, owned by the task's uid:gid; every directory above it must be
+ * searchable by that uid (docs/SECURITY.md "Task identity"). */
+static int work_dir(kerfd_node *n, dtask *t, char *cwd, size_t len, char *err, size_t errlen)
+{
+        char parent[4400], why[512];
+
+        snprintf(parent, sizeof(parent), "%s/work", n->cfg.state_dir);
+        snprintf(cwd, len, "%s/%llu", parent, (unsigned long long)t->rec.id);
+        if (kerfd__searchable_by(parent, t->rec.uid, t->rec.gid, why, sizeof(why)) < 0) {
+                seterr(err, errlen, "not started: the task cannot reach its work dir %s: %s", cwd,
+                       why);
+                return -EACCES;
+        }
+        if (mkdir(cwd, 0700) < 0 && errno != EEXIST) {
+                seterr(err, errlen, "not started: work dir %s: %s", cwd, strerror(errno));
+                return -errno;
+        }
+        if (t->rec.uid >= 0 && geteuid() == 0 &&
+            chown(cwd, (uid_t)t->rec.uid, (gid_t)(t->rec.gid >= 0 ? t->rec.gid : t->rec.uid)) < 0) {
+                seterr(err, errlen, "not started: work dir %s: chown: %s", cwd, strerror(errno));
+                return -errno;
+        }
+        return 0;
+}
+
 static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
 {
         kerf_exec_unit u;
@@ -253,6 +327,8 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         int r;
 
         memset(&sp, 0, sizeof(sp));
+        if ((r = identity_check(n, t, err, errlen)) < 0)
+                return r;
         if ((r = kerfd__slice_start_check(n, t, err, errlen)) < 0)
                 return r;
         if (is_soft(t) && (r = kerfd__slice_create(n, t, &t->units[0], err, errlen)) < 0)
@@ -261,13 +337,9 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
                 sp.unit = &u;
         if (t->rec.cwd) {
                 snprintf(cwd, sizeof(cwd), "%s", t->rec.cwd);
-        } else {
-                snprintf(cwd, sizeof(cwd), "%s/work/%llu", n->cfg.state_dir,
-                         (unsigned long long)t->rec.id);
-                if (mkdir(cwd, 0750) < 0 && errno != EEXIST)
-                        snprintf(cwd, sizeof(cwd), "/");
-                else if (t->rec.uid >= 0 && geteuid() == 0)
-                        (void)chown(cwd, (uid_t)t->rec.uid, (gid_t)t->rec.gid);
+        } else if ((r = work_dir(n, t, cwd, sizeof(cwd), err, errlen)) < 0) {
+                kerfd__slice_remove(n, t);
+                return r;
         }
         sp.task_id = t->rec.id;
         sp.argv = (const char *const *)t->argv;

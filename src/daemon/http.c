@@ -98,6 +98,13 @@ static bool identify(kreq *r)
                         r->uid = uc.uid;
                         r->admin = uid_is_admin(uc.uid, uc.gid);
                         snprintf(r->actor, sizeof(r->actor), "uid:%u", (unsigned)uc.uid);
+                        /* a task's process is never admin, whatever its uid (peer.c) */
+                        uint64_t task = r->admin ? kerfd__peer_task(r->node, uc.pid) : 0;
+                        if (task) {
+                                r->admin = false;
+                                snprintf(r->actor, sizeof(r->actor), "uid:%u task:%llu",
+                                         (unsigned)uc.uid, (unsigned long long)task);
+                        }
                 }
         }
         if (auth) {
@@ -118,8 +125,10 @@ static bool identify(kreq *r)
                 return true;
         }
         if (!r->admin) {
-                kreq_error(r, 401, "unauthorized",
-                           "a bearer token is required (you are not root or in group kerf)");
+                kreq_error(r, 401, "unauthorized", "%s",
+                           strstr(r->actor, "task:")
+                               ? "a bearer token is required: a task's process is never an admin"
+                               : "a bearer token is required (you are not root or in group kerf)");
                 return false;
         }
         return true;

@@ -85,6 +85,7 @@ typedef struct ktenant {
         kerfd_tenant_cfg cfg;
         double tokens; /* submit rate limiter */
         uint64_t refill_ms;
+        unsigned live; /* its unfinished tasks (max_pending); kerfd__tenant_count */
 } ktenant;
 
 typedef struct kerfd_node {
@@ -251,6 +252,9 @@ int kerfd__gpu_recover(kerfd_node *n, unsigned gpu, const char *actor, char *msg
 void kerfd__slice_compute(const dunit *u, uint32_t *ret_pct, uint32_t *ret_limit);
 int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size_t errlen);
 void kerfd__slice_open(kerfd_node *n, dtask *t); /* recovery: map an existing region */
+/* 0 when uid:gid (-1: kerfd's own) may search `dir` and every directory above it; else a
+ * negative errno with the first one that blocks in why. */
+int kerfd__searchable_by(const char *dir, long long uid, long long gid, char *why, size_t whylen);
 void kerfd__slice_remove(kerfd_node *n, dtask *t);
 /* Newest GPU activity (CLOCK_MONOTONIC ms) recorded by the shim, 0 when none. */
 uint64_t kerfd__slice_activity_ms(const dtask *t);
@@ -296,6 +300,35 @@ int kerfd__task_suspend(kerfd_node *n, dtask *t, bool on, const char *actor, cha
                         size_t msglen);
 /* "unenforced", "shim", or NULL (not a software slice) */
 const char *kerfd__enforcement(const dtask *t);
+
+/* peer.c: task identity, peers that are tasks, attach ownership (docs/SECURITY.md) */
+/* The uid:gid tenant `kt`'s tasks run as: its `uid`; kerfd's own (-1) with allow_root or when
+ * kerfd is not root; else its own unprivileged identity (tenant_defaults.uid_base). -EPERM with
+ * the reason when the uid is root/admin without allow_root, or no identity can be given. */
+int kerfd__task_identity(kerfd_node *n, const ktenant *kt, long long *ret_uid, long long *ret_gid,
+                         char *err, size_t errlen);
+/* uid_base + hash(name) % uid_span, or -1 when uid_base is 0. */
+long long kerfd__tenant_dynamic_uid(const kerfd_config *cfg, const char *name);
+/* A new tenant without uid whose identity is another tenant's uid: -EEXIST with the reason. */
+int kerfd__tenant_identity_check(kerfd_node *n, const kerfd_tenant_cfg *c, char *err,
+                                 size_t errlen);
+/* The live task `pid` belongs to (its fence cgroup, or its ancestry/session up to a task
+ * leader), 0 when none. Caller holds n->mu. */
+uint64_t kerfd__peer_task(kerfd_node *n, pid_t pid);
+/* POST /v1/attach: 0 when the caller may attach `pid` (its real uid is the peer's uid, or the
+ * tenant's uid over TCP; not init, kerfd, a task's process, nor attached already); else
+ * -EPERM / -ESRCH / -EEXIST with the reason in msg. */
+int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid, const char *tenant,
+                        char *msg, size_t msglen);
+/* api_admin.c: a tenant between its configured and its stored form */
+void kerfd__tenant_to_store(const kerfd_tenant_cfg *c, kerf_store_tenant *st);
+void kerfd__tenant_from_store(const kerf_store_tenant *st, kerfd_tenant_cfg *c);
+/* One more (+1) or one fewer (-1) unfinished task of `tenant`. */
+void kerfd__tenant_count(kerfd_node *n, const char *tenant, int delta);
+/* Submit policy of the tenant (ceilings, workloads, pending tasks). 0, or -EPERM / -EAGAIN
+ * with the message naming the ceiling (docs/DAEMON.md "Tenant policy"). */
+int kerfd__tenant_policy_check(kerfd_node *n, const ktenant *kt, const kerf_request *q, char *msg,
+                               size_t msglen);
 
 /* task.c */
 dtask *kerfd_task_free(dtask *t);

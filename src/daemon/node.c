@@ -292,6 +292,7 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                  state, end_reason, text && *text ? ": " : "", text ? text : "", units);
         kerf_u64map_del(&n->live, t->rec.id);
         n->n_live--;
+        kerfd__tenant_count(n, t->rec.tenant, -1);
         n->reclaims_total++;
         kerfd_task_free(t);
         n->want_tick = true;

@@ -174,19 +174,6 @@ int kerfd__open_backend(kerfd_node *n)
         return 0;
 }
 
-static void tenant_from_store(const kerf_store_tenant *s, kerfd_tenant_cfg *c)
-{
-        memset(c, 0, sizeof(*c));
-        snprintf(c->name, sizeof(c->name), "%s", s->name);
-        snprintf(c->cohort, sizeof(c->cohort), "%s", s->cohort);
-        c->weight = s->weight ? s->weight : 1;
-        memcpy(c->nominal, s->nominal, sizeof(c->nominal));
-        memcpy(c->borrow_limit, s->borrow_limit, sizeof(c->borrow_limit));
-        memcpy(c->lend_limit, s->lend_limit, sizeof(c->lend_limit));
-        c->uid = s->uid;
-        c->gid = s->gid;
-}
-
 static int load_tenants(kerfd_node *n)
 {
         kerf_store_tenant *ts = NULL;
@@ -196,14 +183,7 @@ static int load_tenants(kerfd_node *n)
         for (unsigned i = 0; i < n->cfg.n_tenants; i++) {
                 const kerfd_tenant_cfg *c = &n->cfg.tenants[i];
                 kerf_store_tenant st;
-                kerf_store_tenant_init(&st, c->name);
-                snprintf(st.cohort, sizeof(st.cohort), "%s", c->cohort);
-                st.weight = c->weight;
-                memcpy(st.nominal, c->nominal, sizeof(st.nominal));
-                memcpy(st.borrow_limit, c->borrow_limit, sizeof(st.borrow_limit));
-                memcpy(st.lend_limit, c->lend_limit, sizeof(st.lend_limit));
-                st.uid = c->uid;
-                st.gid = c->gid;
+                kerfd__tenant_to_store(c, &st);
                 if ((r = kerf_store_tenant_upsert(n->store, &st)) < 0)
                         return r;
         }
@@ -211,7 +191,11 @@ static int load_tenants(kerfd_node *n)
                 return r;
         for (size_t i = 0; i < nt; i++) {
                 kerfd_tenant_cfg c;
-                tenant_from_store(&ts[i], &c);
+                kerfd__tenant_from_store(&ts[i], &c);
+                /* allow_root comes from the config file only, never from the store */
+                for (unsigned k = 0; k < n->cfg.n_tenants; k++)
+                        if (!strcmp(n->cfg.tenants[k].name, c.name))
+                                c.allow_root = n->cfg.tenants[k].allow_root;
                 if ((r = kerfd__tenant_apply(n, &c)) < 0)
                         log_error("tenant %s: %s", c.name, kerf_strerror(r));
         }
@@ -387,6 +371,7 @@ static void recover_one(kerfd_node *n, dtask *t)
 
         kerf_u64map_put(&n->live, t->rec.id, t);
         n->n_live++;
+        kerfd__tenant_count(n, t->rec.tenant, +1);
         memset(&why, 0, sizeof(why));
         bool adopted = false;
         if (!strcmp(t->rec.state, "starting") && t->rec.pid <= 0 && t->argv) {
@@ -520,7 +505,9 @@ int kerfd__recover(kerfd_node *n)
         uint64_t max_task = 0, max_unit = 0, max_ev = 0;
         int r;
 
-        if (mkdir(n->cfg.state_dir, 0750) < 0 && errno != EEXIST) {
+        /* 0711: a task's uid reaches its own work dir and slice region by name, lists nothing
+         * (docs/SECURITY.md "Task identity"); every file in it has its own private mode */
+        if (mkdir(n->cfg.state_dir, 0711) < 0 && errno != EEXIST) {
                 log_error("state dir %s: %s", n->cfg.state_dir, strerror(errno));
                 return -errno;
         }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -57,6 +58,15 @@ int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
+        if (kerfd__searchable_by(n->region_dir, t->rec.uid, t->rec.gid, err, errlen) < 0) {
+                char why[512];
+                snprintf(why, sizeof(why), "%s", err);
+                snprintf(err, errlen, "not started: the task cannot reach its slice region: %s",
+                         why);
+                free(t->region_path);
+                t->region_path = NULL;
+                return -EACCES;
+        }
         unlink(t->region_path); /* a leftover of a crashed run of this very task */
         r = kerf_slice_region_create(t->region_path, uid, gid, &in);
         if (r == 0)
@@ -70,6 +80,46 @@ int kerfd__slice_create(kerfd_node *n, dtask *t, const dunit *u, char *err, size
                 t->region = NULL;
         }
         return r;
+}
+
+int kerfd__searchable_by(const char *dir, long long luid, long long lgid, char *why, size_t whylen)
+{
+        char p[4400];
+        struct stat st;
+        size_t len = strlen(dir);
+        uid_t uid = luid >= 0 ? (uid_t)luid : geteuid();
+        gid_t gid = lgid >= 0 ? (gid_t)lgid : getegid();
+
+        if (uid == 0)
+                return 0;
+        if (len >= sizeof(p) || dir[0] != '/') {
+                snprintf(why, whylen, "%s: not an absolute path", dir);
+                return -EINVAL;
+        }
+        memcpy(p, dir, len + 1);
+        for (char *c = p + 1;; c++) {
+                bool last = !*c;
+                if (*c != '/' && !last)
+                        continue;
+                *c = '\0';
+                if (stat(p[0] ? p : "/", &st) < 0) {
+                        snprintf(why, whylen, "%s: %s", p, strerror(errno));
+                        return -errno;
+                }
+                mode_t have = st.st_uid == uid   ? (st.st_mode >> 6) & 07
+                              : st.st_gid == gid ? (st.st_mode >> 3) & 07
+                                                 : st.st_mode & 07;
+                if (!(have & 01)) {
+                        snprintf(why, whylen,
+                                 "%s is not searchable by uid %u (mode %04o, owner %u:%u)",
+                                 p[0] ? p : "/", (unsigned)uid, (unsigned)(st.st_mode & 07777),
+                                 (unsigned)st.st_uid, (unsigned)st.st_gid);
+                        return -EACCES;
+                }
+                if (last)
+                        return 0;
+                *c = '/';
+        }
 }
 
 void kerfd__slice_open(kerfd_node *n, dtask *t)

@@ -83,16 +83,7 @@ static bool get_size(json_t *v, uint64_t *ret)
 
 static bool name_ok(const char *s, bool empty_ok)
 {
-        size_t n = strlen(s);
-        if (n == 0)
-                return empty_ok;
-        if (n >= KERF_NAME_LEN)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-                        return false;
-        return true;
+        return (empty_ok && !*s) || kerf_name_ok(s);
 }
 
 /* argv (or env) bytes of one task, all strings with their NULs: below ARG_MAX (2 MiB) */
@@ -105,8 +96,10 @@ static const char *const submit_fields[] = {
     "command",     "env",        "cwd",      "run_as",      "pid",           "lease_s",
     NULL};
 
-/* Fills t->req from t->req_json (already checked for unknown fields). */
-static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *tenant,
+/* Fills t->req from t->req_json (already checked for unknown fields). `stored`: a recovered
+ * record, whose stored uid/gid are the truth (the identity rules are checked again before any
+ * start, decide.c), so they do not refuse it here. */
+static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, const char *tenant,
                  const char **ret_code, char *msg, size_t msglen)
 {
         json_t *o = t->req_json, *v;
@@ -117,13 +110,13 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
         kerf_request_init(q);
         q->preemptible = false;
         if ((v = json_object_get(o, "name"))) {
-                if (!json_is_string(v) || strlen(json_string_value(v)) >= KERF_NAME_LEN)
-                        BAD("invalid_argument", "name: a string of at most 63 characters");
+                if (!json_is_string(v) || !name_ok(json_string_value(v), true))
+                        BAD("invalid_argument", "name: " KERF_NAME_RULE " (or \"\")");
                 q->name = json_string_value(v);
         }
         v = json_object_get(o, "tenant");
         if (v && (!json_is_string(v) || !name_ok(json_string_value(v), false)))
-                BAD("invalid_argument", "tenant: a tenant name");
+                BAD("invalid_argument", "tenant: a tenant name, " KERF_NAME_RULE);
         if (v && !admin && strcmp(json_string_value(v), tenant) != 0) {
                 *ret_code = "forbidden";
                 snprintf(msg, msglen, "tenant: only an admin may submit for another tenant");
@@ -146,7 +139,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
         }
         if ((v = json_object_get(o, "queue"))) {
                 if (!json_is_string(v) || !name_ok(json_string_value(v), false))
-                        BAD("invalid_argument", "queue: 1..63 characters [A-Za-z0-9_.-]");
+                        BAD("invalid_argument", "queue: " KERF_NAME_RULE);
                 q->queue = json_string_value(v);
         }
         if ((v = json_object_get(o, "workload"))) {
@@ -322,10 +315,29 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, const char *t
                         if (strcmp(k, "uid") && strcmp(k, "gid"))
                                 BAD("unknown_field", "run_as.%s: unknown field", k);
                 }
+                /* root or an admin uid only for a tenant the config file lets (allow_root) */
+                char why[160];
+                if (!stored && !kerfd__tenant_find(n, q->tenant)->cfg.allow_root &&
+                    (kerfd_uid_privileged(t->rec.uid, why, sizeof(why))[0] || t->rec.gid == 0)) {
+                        *ret_code = "forbidden";
+                        snprintf(msg, msglen,
+                                 "run_as: %s; tenant %s may not run tasks as root or an admin "
+                                 "(allow_root in kerfd's config file)",
+                                 why[0] ? why : "gid 0 is root's group", q->tenant);
+                        r = -EPERM;
+                        goto out;
+                }
         } else {
-                ktenant *kt = kerfd__tenant_find(n, q->tenant);
-                t->rec.uid = kt->cfg.uid;
-                t->rec.gid = kt->cfg.gid >= 0 ? kt->cfg.gid : kt->cfg.uid;
+                long long uid = -1, gid = -1;
+                if (kerfd__task_identity(n, kerfd__tenant_find(n, q->tenant), &uid, &gid, msg,
+                                         msglen) < 0 &&
+                    !stored) {
+                        *ret_code = "forbidden";
+                        r = -EPERM;
+                        goto out;
+                }
+                t->rec.uid = uid;
+                t->rec.gid = gid;
         }
 out:
         return r;
@@ -360,7 +372,7 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
                 kerfd_task_free(t);
                 return -ENOMEM;
         }
-        r = build(n, t, attach, admin, tenant, ret_code, msg, msglen);
+        r = build(n, t, attach, admin, false, tenant, ret_code, msg, msglen);
         if (r < 0) {
                 kerfd_task_free(t);
                 return r;
@@ -409,7 +421,7 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
         }
         kerf_store_task_init(&t->rec);
         t->req_json = body;
-        r = build(n, t, json_object_get(body, "pid") != NULL, true, rec->tenant, &code, msg,
+        r = build(n, t, json_object_get(body, "pid") != NULL, true, true, rec->tenant, &code, msg,
                   msglen);
         if (r < 0) {
                 kerfd_task_free(t);

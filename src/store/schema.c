@@ -64,6 +64,11 @@ const char *const kerf__migrations[] = {
     " count INTEGER NOT NULL, last_seq INTEGER NOT NULL, hash TEXT NOT NULL);"
     "INSERT INTO audit_head VALUES (1, 0, 0,"
     " '0000000000000000000000000000000000000000000000000000000000000000');",
+    /* 2: per-tenant ceilings (docs/DAEMON.md "Tenant policy"); NULL = the daemon's default */
+    "ALTER TABLE tenants ADD COLUMN max_priority INTEGER;"
+    "ALTER TABLE tenants ADD COLUMN max_tier INTEGER;"
+    "ALTER TABLE tenants ADD COLUMN max_pending INTEGER;"
+    "ALTER TABLE tenants ADD COLUMN workloads INTEGER NOT NULL DEFAULT 0;",
 };
 const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__migrations[0]));
 
@@ -78,7 +83,8 @@ const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__mig
 #define AUDIT_COLS                                                                                 \
         "seq, time_ms, actor, tenant, action, object, result, reason, gpu_uuid, driver, cuda,"     \
         " kerf, prev_hash, hash"
-#define EVENT_COLS "id, time_ms, kind, gpu, unit, task, xid, class, text"
+#define TENANT_COLS "name, cohort, weight, uid, gid, max_priority, max_tier, max_pending, workloads"
+#define EVENT_COLS  "id, time_ms, kind, gpu, unit, task, xid, class, text"
 
 const char *const kerf__sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -107,12 +113,14 @@ const char *const kerf__sql[ST_COUNT] = {
     [ST_UNIT_GET] = "SELECT " UNIT_COLS " FROM units WHERE id = ?1",
     [ST_UNIT_LIST_ALL] = "SELECT " UNIT_COLS " FROM units ORDER BY id",
     [ST_UNIT_LIST_TASK] = "SELECT " UNIT_COLS " FROM units WHERE task = ?1 ORDER BY id",
-    [ST_TENANT_UPSERT] = "INSERT INTO tenants (name, cohort, weight, uid, gid)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET"
-                         " cohort = excluded.cohort, weight = excluded.weight,"
-                         " uid = excluded.uid, gid = excluded.gid",
-    [ST_TENANT_GET] = "SELECT name, cohort, weight, uid, gid FROM tenants WHERE name = ?1",
-    [ST_TENANT_LIST] = "SELECT name, cohort, weight, uid, gid FROM tenants ORDER BY name",
+    [ST_TENANT_UPSERT] = "INSERT INTO tenants (" TENANT_COLS ")"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(name) DO"
+                         " UPDATE SET cohort = excluded.cohort, weight = excluded.weight,"
+                         " uid = excluded.uid, gid = excluded.gid,"
+                         " max_priority = excluded.max_priority, max_tier = excluded.max_tier,"
+                         " max_pending = excluded.max_pending, workloads = excluded.workloads",
+    [ST_TENANT_GET] = "SELECT " TENANT_COLS " FROM tenants WHERE name = ?1",
+    [ST_TENANT_LIST] = "SELECT " TENANT_COLS " FROM tenants ORDER BY name",
     [ST_TENANT_DELETE] = "DELETE FROM tenants WHERE name = ?1",
     [ST_TENANT_TASKS] = "SELECT 1 FROM tasks WHERE tenant = ?1 LIMIT 1",
     [ST_QUOTA_DELETE] = "DELETE FROM tenant_quotas WHERE tenant = ?1",

@@ -39,6 +39,8 @@ int kerf_store_tenant_init(kerf_store_tenant *t, const char *name)
         for (int i = 0; i < KERF_RES_COUNT; i++)
                 n.nominal[i] = n.borrow_limit[i] = n.lend_limit[i] = KERF_UNLIMITED;
         n.uid = n.gid = -1;
+        n.max_tier = -1;
+        n.max_pending = -1;
         *t = n;
         return 0;
 }
@@ -69,6 +71,19 @@ static int tenant_write(kerf_store *s, const kerf_store_tenant *t)
         sqlite3_bind_int64(st, 3, t->weight ? t->weight : 1);
         sqlite3_bind_int64(st, 4, t->uid);
         sqlite3_bind_int64(st, 5, t->gid);
+        if (t->has_max_priority)
+                sqlite3_bind_int64(st, 6, t->max_priority);
+        else
+                sqlite3_bind_null(st, 6);
+        if (t->max_tier >= 0)
+                sqlite3_bind_int64(st, 7, t->max_tier);
+        else
+                sqlite3_bind_null(st, 7);
+        if (t->max_pending >= 0)
+                sqlite3_bind_int64(st, 8, t->max_pending);
+        else
+                sqlite3_bind_null(st, 8);
+        sqlite3_bind_int64(st, 9, t->workloads);
         r = kerf__exec_stmt(st);
         if (r < 0)
                 return r;
@@ -116,6 +131,13 @@ static int tenant_fill(sqlite3_stmt *st, void *item)
         t->weight = (unsigned)sqlite3_column_int64(st, 2);
         t->uid = sqlite3_column_int64(st, 3);
         t->gid = sqlite3_column_int64(st, 4);
+        t->has_max_priority = sqlite3_column_type(st, 5) != SQLITE_NULL;
+        t->max_priority = t->has_max_priority ? (int)sqlite3_column_int64(st, 5) : 0;
+        t->max_tier =
+            sqlite3_column_type(st, 6) != SQLITE_NULL ? (int)sqlite3_column_int64(st, 6) : -1;
+        t->max_pending =
+            sqlite3_column_type(st, 7) != SQLITE_NULL ? sqlite3_column_int64(st, 7) : -1;
+        t->workloads = (unsigned)sqlite3_column_int64(st, 8);
         return 0;
 }
 

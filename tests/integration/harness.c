@@ -19,6 +19,11 @@
 
 #include "harness.h"
 
+/* alice and bob keep what the integration tests were written for: their tasks run as kerfd's
+ * uid (root in CI: allow_root) and may use any priority and tier. tests/security defines its
+ * own tenants for the rules that bind the others (docs/SECURITY.md "Task identity"). */
+#define KD_TENANT_POLICY "    allow_root: true\n    max_priority: 1000\n    max_tier: high\n"
+
 static pid_t live_pid;
 const char *kd_limits;
 const char *kd_policy;
@@ -147,7 +152,8 @@ void kd_setup(kd *k, const char *extra)
         fprintf(f,
                 "state_dir: %s/state\nsocket: %s\nfleet: %s/examples/fleet-8xh200.yaml\n"
                 "backend:\n  simulated: true\nlimits:\n  grace_s: 2\n  tick_ms: 20\n%s%s%s"
-                "tenants:\n  - name: alice\n  - name: bob\n%s",
+                "tenants:\n  - name: alice\n" KD_TENANT_POLICY "  - name: bob\n" KD_TENANT_POLICY
+                "%s",
                 k->dir, k->sock, KERF_SOURCE_DIR, kd_limits ? kd_limits : "",
                 !kd_policy || *kd_policy ? "policy:\n" : "",
                 kd_policy ? kd_policy : "  unenforced_slices: allow\n", extra ? extra : "");

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <string.h>
 
 #include "kerf/core.h"
 
@@ -52,12 +53,39 @@ static void out_of_range(void **state)
         assert_int_equal(kerf_tier_parse("low"), -EINVAL);
 }
 
+/* The one name rule (issue 8 S7): nothing a terminal, a shell or a path would read as more. */
+static void name_rule(void **state)
+{
+        char longest[KERF_NAME_LEN], too_long[KERF_NAME_LEN + 1];
+        (void)state;
+        memset(longest, 'a', sizeof(longest) - 1);
+        longest[sizeof(longest) - 1] = '\0';
+        memset(too_long, 'a', sizeof(too_long) - 1);
+        too_long[sizeof(too_long) - 1] = '\0';
+        assert_true(kerf_name_ok("alice"));
+        assert_true(kerf_name_ok("train-1.v2_X"));
+        assert_true(kerf_name_ok(longest));
+        assert_false(kerf_name_ok(too_long));
+        assert_false(kerf_name_ok(""));
+        assert_false(kerf_name_ok(NULL));
+        assert_false(kerf_name_ok("-rf"));
+        assert_false(kerf_name_ok(".."));
+        assert_false(kerf_name_ok("a b"));
+        assert_false(kerf_name_ok("a/b"));
+        assert_false(kerf_name_ok("x\x1b[2J"));
+        assert_false(kerf_name_ok("bell\a"));
+        assert_false(kerf_name_ok("a\nb"));
+        assert_false(kerf_name_ok("caf\xc3\xa9"));
+        assert_false(kerf_name_ok("\xc2\x9b"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(round_trips),
             cmocka_unit_test(spellings),
             cmocka_unit_test(out_of_range),
+            cmocka_unit_test(name_rule),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
