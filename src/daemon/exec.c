@@ -28,8 +28,8 @@
 struct task {
         kerf_exec_proc proc;
         kerf_fence *fence;
-        int report_fd;     /* the supervisor's pipe (started here); -1 when adopted or closed */
-        bool sup_child;    /* proc.supervisor is our child, not yet reaped */
+        int report_fd;  /* the supervisor's pipe (started here); -1 when adopted or closed */
+        bool sup_child; /* proc.supervisor is our child, not yet reaped */
         int64_t end_wall_ms;
         bool adopted;
         bool leader_done;
@@ -168,7 +168,6 @@ int kerf_exec_get(const kerf_exec *ex, uint64_t task_id, kerf_exec_proc *ret)
 
 /* ---- start -------------------------------------------------------------------------------- */
 
-
 static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
 {
         if (f) {
@@ -222,10 +221,24 @@ static int await_start(int err_fd, int report_fd, kerf__exec_msg *ready, kerf_ex
         }
         if (failed)
                 return -f->err;
-        do
+        pid_t leader = 0;
+        for (;;) {
                 n = read(report_fd, &m, sizeof(m));
-        while (n < 0 && errno == EINTR);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_LEADER && !leader) {
+                        leader = (pid_t)m.pid;
+                        continue;
+                }
+                break;
+        }
         if (n != (ssize_t)sizeof(m) || m.kind != KERF__EXEC_MSG_READY || m.pid <= 1) {
+                /* kerf-supervise never answered: the task it should watch does not run
+                 * unwatched (it leads its own process group once it exec'd) */
+                if (leader > 1) {
+                        kill(-leader, SIGKILL);
+                        kill(leader, SIGKILL);
+                }
                 fail(f, KERF_EXEC_STAGE_SUPERVISE, EIO);
                 return -EIO;
         }
@@ -237,12 +250,12 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
                     kerf_exec_failure *ret_fail)
 {
         kerf__exec_plan p = {.sp = sp,
-                               .null_fd = -1,
-                               .out_fd = -1,
-                               .err_fd = -1,
-                               .procs_fd = -1,
-                               .pipe_fd = -1,
-                               .report_fd = -1};
+                             .null_fd = -1,
+                             .out_fd = -1,
+                             .err_fd = -1,
+                             .procs_fd = -1,
+                             .pipe_fd = -1,
+                             .report_fd = -1};
         kerf_exec_proc proc = {0};
         kerf_exec_failure f = {KERF_EXEC_STAGE_SETUP, 0};
         kerf__exec_msg ready = {0};
@@ -503,8 +516,7 @@ int kerf_exec_sweep(kerf_exec *ex)
                 char path[PATH_MAX];
                 kerf__exec_status st;
                 if (sscanf(de->d_name, "task-%llu.status%n", &id, &end) != 1 || end == 0 ||
-                    (de->d_name[end] && strcmp(de->d_name + end, ".tmp") != 0) ||
-                    find(ex, id))
+                    (de->d_name[end] && strcmp(de->d_name + end, ".tmp") != 0) || find(ex, id))
                         continue;
                 if (snprintf(path, sizeof(path), "%s/%s", ex->run_dir, de->d_name) >=
                     (int)sizeof(path))
@@ -593,7 +605,8 @@ int kerf_exec_tick(kerf_exec *ex, uint64_t now_ms)
 
 static bool leftovers(const struct task *t)
 {
-        return kerf__exec_group_alive(t->proc.pgid, t->proc.pid) || (t->fence && !kerf_fence_empty(t->fence));
+        return kerf__exec_group_alive(t->proc.pgid, t->proc.pid) ||
+               (t->fence && !kerf_fence_empty(t->fence));
 }
 
 static int push_id(uint64_t **arr, size_t *n, size_t *cap, uint64_t v)
@@ -741,8 +754,8 @@ int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t c
                         close(t->report_fd);
                 /* the record stays until the caller has it; the supervisor may still be
                  * reaping leftovers for a moment */
-                if (push_id(&ex->collected, &ex->n_collected, &ex->cap_collected,
-                            t->proc.task_id) < 0)
+                if (push_id(&ex->collected, &ex->n_collected, &ex->cap_collected, t->proc.task_id) <
+                    0)
                         unlink_status(ex, t->proc.task_id); /* cannot defer: never leak it */
                 if (t->sup_child && waitpid(t->proc.supervisor, NULL, WNOHANG) == 0)
                         push_pid(ex, t->proc.supervisor);

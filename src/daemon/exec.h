@@ -282,13 +282,13 @@ bool kerf__exec_group_alive(pid_t pgid, pid_t leader);
 
 /* A message on the start pipe (child -> kerfd) or the supervisor pipe (supervisor -> kerfd);
  * fixed size, below PIPE_BUF, so each write is atomic. */
-enum { KERF__EXEC_MSG_FAIL = 1, KERF__EXEC_MSG_READY, KERF__EXEC_MSG_EXIT };
+enum { KERF__EXEC_MSG_FAIL = 1, KERF__EXEC_MSG_LEADER, KERF__EXEC_MSG_READY, KERF__EXEC_MSG_EXIT };
 typedef struct kerf__exec_msg {
         int32_t kind;
         int32_t stage;  /* FAIL: kerf_exec_stage */
         int32_t err;    /* FAIL: positive errno */
         int32_t status; /* EXIT: the leader's wait status */
-        int64_t pid;    /* READY: the leader */
+        int64_t pid;    /* LEADER, READY: the leader */
         uint64_t starttime, sup_starttime;
         int64_t end_wall_ms; /* EXIT */
 } kerf__exec_msg;
@@ -334,7 +334,7 @@ void kerf__exec_fmt_u64(char *buf, uint64_t v); /* decimal, buf >= 24; async-sig
 
 #define KERF__EXEC_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 int kerf__exec_unit_check(const kerf_exec_unit *u); /* 0 or -EINVAL */
-int kerf__exec_validate(const kerf_exec_spec *sp);   /* 0, -EINVAL or -E2BIG */
+int kerf__exec_validate(const kerf_exec_spec *sp);  /* 0, -EINVAL or -E2BIG */
 /* The task's environment: spec env minus KERF_* and contract names, then the contract, then
  * PATH. *ret as kerf_exec_unit_env(). */
 int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret);

@@ -168,6 +168,13 @@ void kerf__exec_supervisor_exec(kerf__exec_plan *p)
         if (t < 0)
                 child_fail(p, KERF_EXEC_STAGE_SETUP, errno);
         kerf__exec_fmt_u64(p->leader_arg, (uint64_t)t);
+        /* kerfd learns the leader now, to kill it should kerf-supervise never answer */
+        kerf__exec_msg m;
+        memset(&m, 0, sizeof(m));
+        m.kind = KERF__EXEC_MSG_LEADER;
+        m.pid = t;
+        ssize_t w = write(p->report_fd, &m, sizeof(m));
+        (void)w;
         int e = 0;
         if (dup2(p->null_fd, 0) < 0 || dup2(p->null_fd, 1) < 0 || dup2(p->null_fd, 2) < 0)
                 e = errno;
@@ -185,4 +192,3 @@ void kerf__exec_supervisor_exec(kerf__exec_plan *p)
                 ;
         child_fail(p, KERF_EXEC_STAGE_SUPERVISE, e);
 }
-

@@ -587,8 +587,9 @@ int kerfd__recover(kerfd_node *n)
         snprintf(sup, sizeof(sup), "%s/kerf-supervise", n->exe_dir);
         ec.supervisor = sup;
         if ((r = kerf_exec_new(&ec, &n->exec)) < 0) {
-                log_error("executor: %s%s%s", kerf_strerror(r), r == -ENOENT || r == -EACCES ?
-                          ": cannot run " : "", r == -ENOENT || r == -EACCES ? sup : "");
+                log_error("executor: %s%s%s", kerf_strerror(r),
+                          r == -ENOENT || r == -EACCES ? ": cannot run " : "",
+                          r == -ENOENT || r == -EACCES ? sup : "");
                 return r;
         }
         if ((r = load_tenants(n)) < 0) {

@@ -31,7 +31,7 @@
  * and it is in no task's process group or cgroup, so stopping a task never stops it.
  */
 
-#define RETRY_MS 1000
+#define RETRY_MS       1000
 #define LINGER_POLL_MS 100
 
 static void sleep_ms(unsigned ms)
