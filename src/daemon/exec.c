@@ -194,8 +194,9 @@ static void unlink_status(const kerf_exec *ex, uint64_t task_id)
 }
 
 /* Reads the start pipe until every writer is gone (the task exec'd and the supervisor became
- * kerf-supervise, or one of them failed), then the supervisor's READY. Returns 0 and *ready,
- * or -errno with *ret_fail. */
+ * kerf-supervise, or one of them failed), then the leader's identity, which the supervisor
+ * sent before its execve. kerfd does not wait for kerf-supervise to run: its start-up (and
+ * the status file it writes) is off the start path. Returns 0 and *ready, or -errno with *f. */
 static int await_start(int err_fd, int report_fd, kerf__exec_msg *ready, kerf_exec_failure *f)
 {
         kerf__exec_msg m;
@@ -221,24 +222,11 @@ static int await_start(int err_fd, int report_fd, kerf__exec_msg *ready, kerf_ex
         }
         if (failed)
                 return -f->err;
-        pid_t leader = 0;
-        for (;;) {
+        /* written before the supervisor's execve, whose success the EOF above says */
+        do
                 n = read(report_fd, &m, sizeof(m));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_LEADER && !leader) {
-                        leader = (pid_t)m.pid;
-                        continue;
-                }
-                break;
-        }
-        if (n != (ssize_t)sizeof(m) || m.kind != KERF__EXEC_MSG_READY || m.pid <= 1) {
-                /* kerf-supervise never answered: the task it should watch does not run
-                 * unwatched (it leads its own process group once it exec'd) */
-                if (leader > 1) {
-                        kill(-leader, SIGKILL);
-                        kill(leader, SIGKILL);
-                }
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(m) || m.kind != KERF__EXEC_MSG_LEADER || m.pid <= 1) {
                 fail(f, KERF_EXEC_STAGE_SUPERVISE, EIO);
                 return -EIO;
         }
@@ -363,8 +351,10 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
         proc.pid = (pid_t)ready.pid;
         proc.pgid = proc.pid;
         proc.starttime = ready.starttime;
+        if (!proc.starttime)
+                kerf_exec_starttime(proc.pid, &proc.starttime);
         proc.supervisor = sup;
-        proc.sup_starttime = ready.sup_starttime;
+        kerf_exec_starttime(sup, &proc.sup_starttime); /* our child, not reaped: readable */
 
         struct task *t = &ex->tasks[ex->n++];
         memset(t, 0, sizeof(*t));
@@ -663,7 +653,10 @@ static void watch_leader(kerf_exec *ex, struct task *t, uint64_t now)
         if (t->report_fd >= 0) {
                 /* started here: the supervisor's pipe says it (one read per reap) */
                 kerf__exec_msg m;
-                ssize_t n = read(t->report_fd, &m, sizeof(m));
+                ssize_t n;
+                do /* READY (kerf-supervise runs) carries nothing new */
+                        n = read(t->report_fd, &m, sizeof(m));
+                while (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_READY);
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return;
                 close(t->report_fd);
@@ -691,10 +684,25 @@ static void watch_leader(kerf_exec *ex, struct task *t, uint64_t now)
                         return;
                 t->proc.supervisor = 0; /* lost: the status is lost with it */
         }
-        if (!kerf_exec_alive(t->proc.pid, t->proc.starttime))
-                t->leader_done = true; /* status unknown */
-        else
+        if (kerf_exec_alive(t->proc.pid, t->proc.starttime)) {
                 t->poll_at_ms = now + ADOPT_POLL_MS;
+                return;
+        }
+        /* a supervisor that had not written its first record when we adopted the task */
+        kerf__exec_status st;
+        if (status_of(ex, t->proc.task_id, t->proc.pid, t->proc.starttime, &st)) {
+                if (st.ended) {
+                        leader_ended(t, st.status, st.end_wall_ms);
+                        return;
+                }
+                if (kerf_exec_alive(st.sup_pid, st.sup_starttime)) {
+                        t->proc.supervisor = st.sup_pid;
+                        t->proc.sup_starttime = st.sup_starttime;
+                        t->poll_at_ms = now + POLL_MS;
+                        return;
+                }
+        }
+        t->leader_done = true; /* status unknown */
 }
 
 /* Reaps our supervisor children that have exited (never waitpid(-1)). */

@@ -86,6 +86,39 @@ static int write_pid(int fd, pid_t pid)
         return write(fd, b, n) < 0 ? -1 : 0;
 }
 
+/* Field 22 of /proc/PID/stat (starttime) without stdio or the heap; 0 when unreadable. */
+static uint64_t starttime_of(pid_t pid)
+{
+        char path[48] = "/proc/", buf[1024];
+        uint64_t v = 0;
+        ssize_t n;
+        int fd;
+
+        kerf__exec_fmt_u64(path + 6, (uint64_t)pid);
+        memcpy(path + strlen(path), "/stat", 6);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        /* the command may hold spaces and ')': fields count from after the last ')' */
+        char *q = strrchr(buf, ')');
+        if (!q || q[1] != ' ')
+                return 0;
+        q += 2; /* field 3, state */
+        for (int f = 3; f < 22; f++) {
+                q = strchr(q, ' ');
+                if (!q)
+                        return 0;
+                q++;
+        }
+        for (; *q >= '0' && *q <= '9'; q++)
+                v = v * 10 + (uint64_t)(*q - '0');
+        return v;
+}
+
 static void reset_signals(void)
 {
         struct sigaction sa;
@@ -168,11 +201,13 @@ void kerf__exec_supervisor_exec(kerf__exec_plan *p)
         if (t < 0)
                 child_fail(p, KERF_EXEC_STAGE_SETUP, errno);
         kerf__exec_fmt_u64(p->leader_arg, (uint64_t)t);
-        /* kerfd learns the leader now, to kill it should kerf-supervise never answer */
+        /* kerfd learns the leader now (its start returns once we have exec'd); the task is
+         * our unreaped child until kerf-supervise waits for it, so its stat is readable */
         kerf__exec_msg m;
         memset(&m, 0, sizeof(m));
         m.kind = KERF__EXEC_MSG_LEADER;
         m.pid = t;
+        m.starttime = starttime_of(t);
         ssize_t w = write(p->report_fd, &m, sizeof(m));
         (void)w;
         int e = 0;

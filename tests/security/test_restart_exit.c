@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,8 +139,17 @@ static void test_restart_exit(void **st)
         pid_t lost_sup = parent_of(lost_pid);
         assert_true(lost_sup > 1);
         assert_int_not_equal(lost_sup, K.pid); /* the task's parent is its supervisor */
-        /* `kerf run`'s task is running too (its id is the highest) */
+        /* `kerf run`'s task is running too (its id is the highest), and kerf run has its
+         * answer (killing kerfd before it would test the submit, not the restart) */
         task_pid(lost + 1);
+        for (int i = 0; i < 200; i++) {
+                char *err = kd_read(errfile);
+                bool got = err && strstr(err, "submitted");
+                free(err);
+                if (got)
+                        break;
+                kd_sleep_ms(20);
+        }
 
         kd_kill9(&K);
         int64_t killed_ms = wall_ms();

@@ -82,6 +82,22 @@ static int wait_ended(struct fx *f, uint64_t id, unsigned timeout_ms, kerf__exec
         return -ETIMEDOUT;
 }
 
+/* Waits until kerf-supervise has written its first record of `id` (it does so right after it
+ * starts, off kerfd's start path); returns 0 and *ret. */
+static int wait_record(struct fx *f, uint64_t id, unsigned timeout_ms, kerf__exec_status *ret)
+{
+        char path[600];
+        uint64_t end = now_ms() + timeout_ms;
+
+        status_path(f, id, path, sizeof(path));
+        while (now_ms() < end) {
+                if (kerf__exec_status_read(path, ret) == 0)
+                        return 0;
+                sleep_ms(2);
+        }
+        return -ETIMEDOUT;
+}
+
 static void test_status_file(void **state)
 {
         struct fx *f = *state;
@@ -101,7 +117,7 @@ static void test_status_file(void **state)
         assert_int_equal(getsid(p.supervisor), p.supervisor);
         assert_int_not_equal(getpgid(p.supervisor), getpgid(0));
         status_path(f, 1, path, sizeof(path));
-        assert_int_equal(kerf__exec_status_read(path, &st), 0);
+        assert_int_equal(wait_record(f, 1, 2000, &st), 0);
         assert_false(st.ended);
         assert_int_equal(st.task_id, 1);
         assert_int_equal(st.pid, p.pid);
@@ -231,7 +247,9 @@ static void test_adopt_live(void **state)
         kerf_exec_proc p;
         kerf_exec_exit e = {0};
 
+        kerf__exec_status st;
         assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
+        assert_int_equal(wait_record(f, 20, 2000, &st), 0);
         kerf_exec_config cfg = {
             .log_dir = f->dir, .run_dir = f->dir, .supervisor = KERF_SUPERVISE_BIN};
         kerf_exec *ex2;
@@ -248,6 +266,28 @@ static void test_adopt_live(void **state)
         kerf_exec_free(ex2);
         assert_int_equal(run_to_end(f->ex, 20, 5000, &e), 0);
         assert_int_equal(e.signal, SIGKILL);
+}
+
+/* Adopted before its supervisor wrote a first record (a kerfd that died right after the
+ * start): the end, once the leader is gone, still comes from the record. */
+static void test_adopt_early(void **state)
+{
+        struct fx *f = *state;
+        kerf_exec_proc p;
+        kerf_exec_exit e = {0};
+        kerf_exec *ex2;
+
+        assert_int_equal(start_sh(f->ex, 21, "sleep 0.3; exit 6", &p), 0);
+        kerf_exec_config cfg = {
+            .log_dir = f->dir, .run_dir = f->dir, .supervisor = KERF_SUPERVISE_BIN};
+        assert_int_equal(kerf_exec_new(&cfg, &ex2), 0);
+        assert_int_equal(kerf_exec_adopt(ex2, 21, p.pid, p.pgid, p.starttime, NULL), 0);
+        assert_int_equal(run_to_end(ex2, 21, 5000, &e), 0);
+        assert_false(e.unknown);
+        assert_int_equal(e.exit_code, 6);
+        kerf_exec_free(ex2);
+        assert_int_equal(run_to_end(f->ex, 21, 5000, &e), 0);
+        assert_int_equal(e.exit_code, 6);
 }
 
 /* No record and no process: nothing to adopt (the daemon records "status unknown"). */
@@ -291,13 +331,23 @@ static void test_supervisor_missing(void **state)
         assert_int_equal(kerf_exec_new(&cfg, &ex2), -ENOENT); /* refused up front */
         free(sup);
 
-        /* a program that never answers as kerf-supervise does: the start fails */
+        /* a supervisor that dies at once (here: not kerf-supervise at all) loses the status:
+         * the task is still watched by pid, and its end says "unknown", never a code */
         cfg.supervisor = "/bin/true";
         assert_int_equal(kerf_exec_new(&cfg, &ex2), 0);
         sp.task_id = 41;
-        assert_int_equal(kerf_exec_start(ex2, &sp, &p, &fail), -EIO);
-        assert_int_equal(fail.stage, KERF_EXEC_STAGE_SUPERVISE);
-        assert_int_equal(kerf_exec_count(ex2), 0);
+        assert_int_equal(kerf_exec_start(ex2, &sp, &p, &fail), 0);
+        kerf_exec_exit e = {0}, tmp[4];
+        for (int i = 0; i < 20; i++) {
+                assert_int_equal(kerf_exec_reap(ex2, now_ms(), tmp, 4), 0);
+                sleep_ms(10);
+        }
+        assert_true(kerf_exec_alive(p.pid, p.starttime));
+        assert_int_equal(kerf_exec_stop(ex2, 41, KERF_EXEC_CANCEL, 0, now_ms()), 0);
+        assert_int_equal(run_to_end(ex2, 41, 5000, &e), 0);
+        assert_true(e.unknown);
+        assert_int_equal(e.exit_code, -1);
+        assert_int_equal(e.reason, KERF_EXEC_CANCEL);
         kerf_exec_free(ex2);
 }
 
@@ -311,6 +361,7 @@ static void test_sweep(void **state)
         status_path(f, 99, stale, sizeof(stale));
         assert_int_equal(kerf__exec_status_write(stale, &st, true), 0);
         assert_int_equal(start_sh(f->ex, 50, "sleep 5", &p), 0);
+        assert_int_equal(wait_record(f, 50, 2000, &st), 0);
         status_path(f, 50, live, sizeof(live));
         assert_int_equal(kerf_exec_sweep(f->ex), 1);
         assert_int_equal(access(stale, F_OK), -1);
@@ -326,6 +377,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_parent_killed_signal, setup, teardown),
             cmocka_unit_test_setup_teardown(test_parent_killed_zero, setup, teardown),
             cmocka_unit_test_setup_teardown(test_adopt_live, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_adopt_early, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gone_without_record, setup, teardown),
             cmocka_unit_test_setup_teardown(test_supervisor_missing, setup, teardown),
             cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
