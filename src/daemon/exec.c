@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kerf/errno.h>
@@ -701,6 +702,14 @@ static void watch_leader(kerf_exec *ex, struct task *t, uint64_t now)
                         t->poll_at_ms = now + POLL_MS;
                         return;
                 }
+        }
+        /* its supervisor is gone: with kerfd as subreaper the leader may be our child now */
+        int ws;
+        if (waitpid(t->proc.pid, &ws, WNOHANG) == t->proc.pid) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                leader_ended(t, ws, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+                return;
         }
         t->leader_done = true; /* status unknown */
 }

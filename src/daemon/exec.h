@@ -64,10 +64,11 @@ typedef struct kerf_exec_config {
         /* After the leader of a task exits by itself, leftover members of its process group
          * (or fence cgroup) get SIGTERM, then SIGKILL after this many ms. 0 = 2000. */
         uint32_t leftover_grace_ms;
-        /* Make kerfd a child subreaper (prctl PR_SET_CHILD_SUBREAPER, process-wide): orphaned
-         * members of a task's process group are re-parented to kerfd instead of init, and
-         * the executor reaps those zombies (only processes of its tasks' groups, never with
-         * waitpid(-1)). Use it where pid 1 does not reap (some containers). */
+        /* Make kerfd a child subreaper (prctl PR_SET_CHILD_SUBREAPER, process-wide). Orphans of
+         * a task go to its supervisor (itself a subreaper); this catches what is left when a
+         * supervisor is gone, and the executor reaps those zombies (only processes of its
+         * tasks' groups, never with waitpid(-1)). Use it where pid 1 does not reap (some
+         * containers). */
         bool subreaper;
         /* Directory for the supervisors' status files, <run_dir>/task-<id>.status (mode 0600).
          * Must exist, owned by kerfd and private (0700). Required. */
@@ -186,8 +187,9 @@ int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret);
  * can be re-adopted by a new kerfd). Accepts NULL; returns NULL. */
 kerf_exec *kerf_exec_free(kerf_exec *ex);
 
-/* Starts a task. Blocks only until the child has exec'd or failed (an O_CLOEXEC error
- * pipe), so exec failures (ENOENT, EACCES, bad cwd, uid switch) are returned here, not seen
+/* Starts a task under its supervisor. Blocks only until the task and kerf-supervise have
+ * exec'd or failed (an O_CLOEXEC error pipe), so exec failures (ENOENT, EACCES, bad cwd, uid
+ * switch; stage "supervise" when kerf-supervise cannot be exec'd) are returned here, not seen
  * later as a mysterious exit 127. On success writes *ret and returns 0. On failure returns
  * -errno (the child's errno for child-side stages), writes *ret_fail when non-NULL, and
  * leaves nothing running (a failed child has been reaped). Errors: -EINVAL (bad spec),
