@@ -579,9 +579,17 @@ int kerfd__recover(kerfd_node *n)
         ec.log_dir = n->log_dir;
         /* the supervisors' status files: kerfd's alone (they name pids it signals) */
         snprintf(run_dir, sizeof(run_dir), "%s/run", n->cfg.state_dir);
-        if ((mkdir(run_dir, 0700) < 0 && errno != EEXIST) || chmod(run_dir, 0700) < 0) {
+        struct stat rs;
+        if ((mkdir(run_dir, 0700) < 0 && errno != EEXIST) || lstat(run_dir, &rs) < 0) {
                 log_error("run dir %s: %s", run_dir, strerror(errno));
                 return -errno;
+        }
+        /* never chmod what may not be ours (issue 8 S3): refuse a foreign or open one */
+        if (!S_ISDIR(rs.st_mode) || rs.st_uid != geteuid() || (rs.st_mode & 077)) {
+                log_error("run dir %s: must be a directory owned by kerfd's uid with mode 0700 "
+                          "(it holds the task supervisors' records)",
+                          run_dir);
+                return -EPERM;
         }
         ec.run_dir = run_dir;
         snprintf(sup, sizeof(sup), "%s/kerf-supervise", n->exe_dir);

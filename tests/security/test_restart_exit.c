@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,11 +161,19 @@ static void test_restart_exit(void **st)
                 char *rec;
                 snprintf(runfile, sizeof(runfile), "%s/state/run/task-%llu.status", K.dir, id);
                 rec = kd_read(runfile);
+                struct stat sb;
+                /* the records are kerfd's alone: they name pids that kerfd signals */
+                assert_int_equal(stat(runfile, &sb), 0);
+                assert_int_equal(sb.st_mode & 07777, 0600);
                 if (!rec || !strstr(rec, "state ended"))
                         fail_msg("task %llu: no end recorded by its supervisor: %s", id,
                                  rec ? rec : "(no file)");
                 free(rec);
         }
+        struct stat rd;
+        snprintf(runfile, sizeof(runfile), "%s/state/run", K.dir);
+        assert_int_equal(stat(runfile, &rd), 0);
+        assert_int_equal(rd.st_mode & 07777, 0700);
         int64_t restart_ms = wall_ms();
         kd_start(&K);
 
