@@ -8,7 +8,8 @@
  * shell) in its own session and process group, optionally inside a device fence (fence.h).
  * Each task has a supervisor, kerf-supervise (supervise.c), in a session of its own: it is the
  * task's parent, outlives kerfd, and writes the task's exit status durably to
- * <run_dir>/task-<id>.status before telling kerfd over a pipe (docs/DAEMON.md "Executor").
+ * <run_dir>/task-<id>.status before telling kerfd over a pipe (docs/DAEMON.md, "The executor
+ * and task supervisors").
  * It never sleeps and never blocks for more than the fork/exec hand-shake of one start:
  * stops are a state machine driven by kerf_exec_tick(), ends are collected by
  * kerf_exec_reap(). Times are milliseconds on a monotonic clock chosen by the caller.
@@ -16,17 +17,21 @@
  * Call graph in kerfd (node controller):
  *
  *   kerf_exec_new()                       at start-up
- *   kerf_exec_adopt()  x N                recovery: tasks still alive from the last run
+ *   kerf_exec_find()                      recovery: the leader of a start not committed
+ *   kerf_exec_recoverable(), _adopt() x N recovery: tasks alive, or whose end a supervisor
+ *                                         recorded, from the last run
+ *   kerf_exec_sweep()                     recovery: records of tasks ended in the store
  *   loop:
  *     kerf_exec_start()                   scheduler said START (after stopping victims)
  *     kerf_exec_stop()                    cancel / max runtime / idle / preempt / lease
- *     kerf_exec_reap(now)                 on SIGCHLD (signalfd) and at least every
- *                                         kerf_exec_next_deadline(); calls tick itself
+ *     kerf_exec_reap(now)                 every tick and at least every
+ *                                         kerf_exec_next_deadline(); calls tick itself;
+ *                                         removes the records of its previous ends
  *     -> for each ended task: kerf_fence_destroy(), release the unit in the scheduler
  *   kerf_exec_free()                      at shutdown (tasks keep running unless stopped)
  *
  * Thread-safety: none; one kerf_exec is used by one thread (the daemon's loop).
- * The library never prints and never exits; only the forked child calls _exit().
+ * The library never prints and never exits; only the forked children call _exit().
  */
 
 #include <stdbool.h>
