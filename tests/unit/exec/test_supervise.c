@@ -290,6 +290,50 @@ static void test_adopt_early(void **state)
         assert_int_equal(e.exit_code, 6);
 }
 
+static void wait_gone(pid_t pid, uint64_t st, kerf_exec *ex)
+{
+        kerf_exec_exit tmp[4];
+        for (int i = 0; i < 300 && kerf_exec_alive(pid, st); i++) {
+                kerf_exec_reap(ex, now_ms(), tmp, 4); /* reaps the supervisor zombie */
+                sleep_ms(10);
+        }
+        assert_false(kerf_exec_alive(pid, st));
+}
+
+/* A cancel never leaves the supervisor behind: not with a SIGTERM-proof tree, and not with a
+ * child that left the task's process group (it is not the supervisor's to wait for). */
+static void test_supervisor_never_outlives(void **state)
+{
+        struct fx *f = *state;
+        char pidfile[600];
+        kerf_exec_proc p;
+        kerf_exec_exit e = {0};
+
+        snprintf(pidfile, sizeof(pidfile), "%s/tree.pid", f->dir);
+        const char *tree[] = {PROBE, "tree", pidfile, NULL};
+        kerf_exec_spec sp = {.task_id = 60, .argv = tree};
+        assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
+        assert_true(wait_pidfile(pidfile, 5000) > 0);
+        assert_int_equal(kerf_exec_stop(f->ex, 60, KERF_EXEC_CANCEL, 100, now_ms()), 0);
+        assert_int_equal(run_to_end(f->ex, 60, 5000, &e), 0);
+        assert_int_equal(e.signal, SIGKILL);
+        assert_false(e.unknown);
+        wait_gone(p.supervisor, p.sup_starttime, f->ex);
+
+        snprintf(pidfile, sizeof(pidfile), "%s/escape.pid", f->dir);
+        const char *esc[] = {PROBE, "escape", pidfile, NULL};
+        sp.task_id = 61;
+        sp.argv = esc;
+        assert_int_equal(kerf_exec_start(f->ex, &sp, &p, NULL), 0);
+        pid_t gone = wait_pidfile(pidfile, 5000);
+        assert_true(gone > 0);
+        assert_int_equal(kerf_exec_stop(f->ex, 61, KERF_EXEC_CANCEL, 0, now_ms()), 0);
+        assert_int_equal(run_to_end(f->ex, 61, 5000, &e), 0);
+        assert_int_equal(e.signal, SIGKILL);
+        wait_gone(p.supervisor, p.sup_starttime, f->ex);
+        kill(gone, SIGKILL); /* the escaped child is not the executor's (no fence here) */
+}
+
 /* No record and no process: nothing to adopt (the daemon records "status unknown"). */
 static void test_gone_without_record(void **state)
 {
@@ -379,6 +423,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_parent_killed_zero, setup, teardown),
             cmocka_unit_test_setup_teardown(test_adopt_live, setup, teardown),
             cmocka_unit_test_setup_teardown(test_adopt_early, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_supervisor_never_outlives, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gone_without_record, setup, teardown),
             cmocka_unit_test_setup_teardown(test_supervisor_missing, setup, teardown),
             cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
