@@ -515,7 +515,7 @@ int kerfd__recover(kerfd_node *n)
         kerf_store_opts so = {0};
         kerf_exec_config ec = {0};
         kerf_store_task_filter f = {.unfinished = true};
-        char path[4400], err[512], run_dir[4200], sup[4200];
+        char path[4400], err[512];
         rctx x = {.n = n};
         uint64_t max_task = 0, max_unit = 0, max_ev = 0;
         int r;
@@ -578,6 +578,7 @@ int kerfd__recover(kerfd_node *n)
         kerf_store_set_versions(n->store, n->driver, n->cuda, KERFD_VERSION);
         ec.log_dir = n->log_dir;
         /* the supervisors' status files: kerfd's alone (they name pids it signals) */
+        char run_dir[4200], sup[4200];
         snprintf(run_dir, sizeof(run_dir), "%s/run", n->cfg.state_dir);
         struct stat rs;
         if ((mkdir(run_dir, 0700) < 0 && errno != EEXIST) || lstat(run_dir, &rs) < 0) {
