@@ -317,6 +317,24 @@ static int pump(cli *c, unsigned long long id, const char *stream, long long *of
         return 0;
 }
 
+/* kerfd is restarting (its tasks keep running under their supervisors, docs/DAEMON.md):
+ * waits quietly, up to max_s, until it answers again. */
+static bool await_kerfd(cli *c, unsigned long long id, unsigned max_s)
+{
+        fprintf(stderr, "kerf: kerfd unreachable; task %llu keeps running; waiting up to %u s\n",
+                id, max_s);
+        for (unsigned i = 0; i < max_s * 5; i++) {
+                struct timespec ts = {0, 200 * 1000 * 1000};
+                kerf_client_response r;
+                nanosleep(&ts, NULL);
+                if (kerf_client_call(c->client, "GET", "/v1/health", NULL, &r) >= 0) {
+                        kerf_client_response_fini(&r);
+                        return true;
+                }
+        }
+        return false;
+}
+
 int cli_run(cli *c, int argc, char **argv)
 {
         json_t *req = NULL, *task = NULL;
@@ -336,8 +354,11 @@ int cli_run(cli *c, int argc, char **argv)
         snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
         for (;;) {
                 if ((ex = pump(c, id, "stdout", &off_out, stdout, &eof_out)) ||
-                    (ex = pump(c, id, "stderr", &off_err, stderr, &eof_err)))
+                    (ex = pump(c, id, "stderr", &off_err, stderr, &eof_err))) {
+                        if (ex == KERF_EXIT_UNREACHABLE && await_kerfd(c, id, 120))
+                                continue;
                         return ex == KERF_EXIT_UNREACHABLE ? ex : KERF_EXIT_RUN_FAILED;
+                }
                 if (eof_out && eof_err)
                         break;
                 struct timespec ts = {0, 100 * 1000 * 1000};

@@ -15,22 +15,23 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kerf/errno.h>
 
 #include "exec.h"
 
-#define MAX_ARGS       4096
-#define MAX_ENV        1024
-#define MAX_GROUPS     256
 #define POLL_MS        100  /* re-check leftovers this often */
-#define ADOPT_POLL_MS  1000 /* adopted tasks are not our children: poll for their end */
+#define ADOPT_POLL_MS  1000 /* a leader without a supervisor: poll for its end */
 #define DEFAULT_LINGER 2000
 
 struct task {
         kerf_exec_proc proc;
         kerf_fence *fence;
+        int report_fd;  /* the supervisor's pipe (started here); -1 when adopted or closed */
+        bool sup_child; /* proc.supervisor is our child, not yet reaped */
+        int64_t end_wall_ms;
         bool adopted;
         bool leader_done;
         bool have_status;
@@ -44,15 +45,17 @@ struct task {
 
 struct kerf_exec {
         char *log_dir;
+        char *run_dir;
+        char *supervisor;
         uint32_t linger_ms;
         struct task *tasks;
         size_t n, cap;
-};
-
-/* What the child reports through the error pipe before _exit(127). */
-struct child_err {
-        int stage;
-        int err;
+        /* status files to remove at the next reap (their ends were returned by the last) */
+        uint64_t *collected;
+        size_t n_collected, cap_collected;
+        /* our supervisor children that outlived their task's report (reaping leftovers) */
+        pid_t *zombies;
+        size_t n_zombies, cap_zombies;
 };
 
 static const char *const reason_names[KERF_EXEC_REASON_COUNT] = {
@@ -60,7 +63,7 @@ static const char *const reason_names[KERF_EXEC_REASON_COUNT] = {
 };
 
 static const char *const stage_names[KERF_EXEC_STAGE_COUNT] = {
-    "setup", "fence", "session", "ids", "cwd", "stdio", "exec",
+    "setup", "fence", "session", "ids", "cwd", "stdio", "exec", "supervise",
 };
 
 const char *kerf_exec_reason_name(kerf_exec_reason r)
@@ -71,123 +74,6 @@ const char *kerf_exec_reason_name(kerf_exec_reason r)
 const char *kerf_exec_stage_name(kerf_exec_stage s)
 {
         return (unsigned)s < KERF_EXEC_STAGE_COUNT ? stage_names[s] : "unknown";
-}
-
-/* ---- /proc helpers ------------------------------------------------------------------------ */
-
-/* Reads /proc/PID/stat and returns the fields after the command name (which may contain
- * spaces and parentheses, hence the last ')'), starting with field 3 (state). */
-static int read_stat(pid_t pid, char *buf, size_t n, const char **ret_rest)
-{
-        char path[64];
-        ssize_t len;
-        int fd;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? -ESRCH : -errno;
-        len = read(fd, buf, n - 1);
-        close(fd);
-        if (len <= 0)
-                return len < 0 ? -errno : -ESRCH;
-        buf[len] = '\0';
-        char *p = strrchr(buf, ')');
-        if (!p || p[1] != ' ')
-                return -EIO;
-        *ret_rest = p + 2;
-        return 0;
-}
-
-/* Field `field` (3 = state) as an unsigned number; state is returned as its character. */
-static int stat_field(const char *rest, int field, uint64_t *ret)
-{
-        const char *p = rest;
-
-        for (int f = 3; f < field; f++) {
-                p = strchr(p, ' ');
-                if (!p)
-                        return -EIO;
-                p++;
-        }
-        if (field == 3) {
-                *ret = (unsigned char)*p;
-                return 0;
-        }
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (errno || end == p)
-                return -EIO;
-        *ret = v;
-        return 0;
-}
-
-int kerf_exec_starttime(pid_t pid, uint64_t *ret)
-{
-        char buf[1024];
-        const char *rest;
-        uint64_t v;
-        int r;
-
-        if (pid <= 0 || !ret)
-                return -EINVAL;
-        r = read_stat(pid, buf, sizeof(buf), &rest);
-        if (r < 0)
-                return r;
-        r = stat_field(rest, 22, &v);
-        if (r < 0)
-                return r;
-        *ret = v;
-        return 0;
-}
-
-bool kerf_exec_alive(pid_t pid, uint64_t starttime)
-{
-        char buf[1024];
-        const char *rest;
-        uint64_t state, st;
-
-        if (pid <= 0 || read_stat(pid, buf, sizeof(buf), &rest) < 0)
-                return false;
-        if (stat_field(rest, 3, &state) < 0 || state == 'Z' || state == 'X')
-                return false;
-        return stat_field(rest, 22, &st) == 0 && st == starttime;
-}
-
-/* True when some process that is not a zombie has process group `pgid`. kill(-pgid, 0)
- * answers quickly for the common empty case; zombies (e.g. orphans init has not reaped yet)
- * keep a group "alive" for kill() but hold nothing, so /proc decides. Zombies of the group
- * that are our children (we are their subreaper), other than the leader, are reaped here. */
-static bool group_alive(pid_t pgid, pid_t leader)
-{
-        if (pgid <= 1 || (kill(-pgid, 0) < 0 && errno == ESRCH))
-                return false;
-        DIR *d = opendir("/proc");
-        if (!d)
-                return true;
-        bool alive = false;
-        struct dirent *de;
-        while (!alive && (de = readdir(d))) {
-                if (!isdigit((unsigned char)de->d_name[0]))
-                        continue;
-                char buf[1024];
-                const char *rest;
-                uint64_t state, pg;
-                pid_t p = (pid_t)strtol(de->d_name, NULL, 10);
-                if (read_stat(p, buf, sizeof(buf), &rest) < 0 || stat_field(rest, 3, &state) < 0 ||
-                    stat_field(rest, 5, &pg) < 0)
-                        continue;
-                if (pg != (uint64_t)pgid)
-                        continue;
-                alive = state != 'Z' && state != 'X';
-                uint64_t ppid;
-                if (!alive && p != leader && stat_field(rest, 4, &ppid) == 0 &&
-                    ppid == (uint64_t)getpid())
-                        waitpid(p, NULL, WNOHANG);
-        }
-        closedir(d);
-        return alive;
 }
 
 /* ---- executor object ---------------------------------------------------------------------- */
@@ -202,9 +88,21 @@ int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret)
         if (!ex)
                 return -ENOMEM;
         ex->log_dir = strdup(cfg->log_dir);
-        if (!ex->log_dir) {
-                free(ex);
-                return -ENOMEM;
+        ex->run_dir = cfg->run_dir ? strdup(cfg->run_dir) : NULL;
+        ex->supervisor = cfg->supervisor ? strdup(cfg->supervisor) : NULL;
+        if (!ex->log_dir || !ex->run_dir || !ex->supervisor) {
+                int r = cfg->run_dir && cfg->supervisor ? -ENOMEM : -EINVAL;
+                kerf_exec_free(ex);
+                return r;
+        }
+        if (ex->run_dir[0] != '/' || ex->supervisor[0] != '/') {
+                kerf_exec_free(ex);
+                return -EINVAL;
+        }
+        if (access(ex->supervisor, X_OK) < 0) {
+                int r = -errno;
+                kerf_exec_free(ex);
+                return r;
         }
         ex->linger_ms = cfg->leftover_grace_ms ? cfg->leftover_grace_ms : DEFAULT_LINGER;
         if (cfg->subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
@@ -219,8 +117,15 @@ int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret)
 kerf_exec *kerf_exec_free(kerf_exec *ex)
 {
         if (ex) {
+                for (size_t i = 0; i < ex->n; i++)
+                        if (ex->tasks[i].report_fd >= 0)
+                                close(ex->tasks[i].report_fd);
                 free(ex->tasks);
+                free(ex->collected);
+                free(ex->zombies);
                 free(ex->log_dir);
+                free(ex->run_dir);
+                free(ex->supervisor);
                 free(ex);
         }
         return NULL;
@@ -264,132 +169,6 @@ int kerf_exec_get(const kerf_exec *ex, uint64_t task_id, kerf_exec_proc *ret)
 
 /* ---- start -------------------------------------------------------------------------------- */
 
-static int validate(const kerf_exec_spec *sp)
-{
-        size_t n = 0;
-
-        if (!sp || sp->task_id == 0 || !sp->argv || !sp->argv[0] || !sp->argv[0][0])
-                return -EINVAL;
-        while (sp->argv[n])
-                if (++n > MAX_ARGS)
-                        return -E2BIG;
-        n = 0;
-        for (const char *const *e = sp->env; e && *e; e++) {
-                if (++n > MAX_ENV || kerf__exec_name_len(*e) == 0)
-                        return n > MAX_ENV ? -E2BIG : -EINVAL;
-        }
-        if (sp->cwd && !sp->cwd[0])
-                return -EINVAL;
-        if (sp->n_groups > MAX_GROUPS || (sp->n_groups && !sp->groups))
-                return -EINVAL;
-        if (sp->unit && kerf__exec_unit_check(sp->unit) < 0)
-                return -EINVAL;
-        return 0;
-}
-
-/* Opens `path` for the child, moved to an fd >= 3 so that the child's dup2() onto 0..2
- * never collides with a source descriptor (kerfd may run with 0..2 closed). */
-static int open_high(const char *path, int flags, mode_t mode)
-{
-        int fd = open(path, flags | O_CLOEXEC, mode);
-        if (fd < 0 || fd > 2)
-                return fd < 0 ? -errno : fd;
-        int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        int e = errno;
-        close(fd);
-        return hi < 0 ? -e : hi;
-}
-
-/* Everything the child needs, prepared before fork: after fork in a possibly
- * multi-threaded daemon the child may only call async-signal-safe functions. */
-struct child_plan {
-        const kerf_exec_spec *sp;
-        char **envp;
-        const char *path; /* PATH to search when argv[0] has no '/', else NULL */
-        char *buf;        /* PATH_MAX scratch for the search */
-        int null_fd, out_fd, err_fd, procs_fd, pipe_fd;
-        bool set_ids;
-};
-
-static void child_fail(const struct child_plan *p, int stage, int err) __attribute__((noreturn));
-static void child_fail(const struct child_plan *p, int stage, int err)
-{
-        struct child_err ce = {stage, err};
-        ssize_t w = write(p->pipe_fd, &ce, sizeof(ce));
-        (void)w;
-        _exit(127);
-}
-
-/* Writes a decimal pid without stdio (async-signal-safe). */
-static int write_pid(int fd, pid_t pid)
-{
-        char b[16];
-        int i = sizeof(b);
-        b[--i] = '\n';
-        do {
-                b[--i] = (char)('0' + pid % 10);
-                pid /= 10;
-        } while (pid > 0);
-        return write(fd, b + i, sizeof(b) - (size_t)i) < 0 ? -1 : 0;
-}
-
-static void child_exec(const struct child_plan *p) __attribute__((noreturn));
-static void child_exec(const struct child_plan *p)
-{
-        const kerf_exec_spec *sp = p->sp;
-        struct sigaction sa;
-        sigset_t none;
-
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_handler = SIG_DFL;
-        for (int sig = 1; sig < NSIG; sig++)
-                sigaction(sig, &sa, NULL); /* SIGKILL/SIGSTOP/reserved fail: fine */
-        if (p->procs_fd >= 0 && write_pid(p->procs_fd, getpid()) < 0)
-                child_fail(p, KERF_EXEC_STAGE_FENCE, errno);
-        if (setsid() < 0)
-                child_fail(p, KERF_EXEC_STAGE_SESSION, errno);
-        if (p->set_ids &&
-            (setgroups(sp->n_groups, sp->groups) < 0 || setgid(sp->gid) < 0 || setuid(sp->uid) < 0))
-                child_fail(p, KERF_EXEC_STAGE_IDS, errno);
-        if (chdir(sp->cwd ? sp->cwd : "/") < 0)
-                child_fail(p, KERF_EXEC_STAGE_CWD, errno);
-        if (dup2(p->null_fd, 0) < 0 || dup2(p->out_fd, 1) < 0 || dup2(p->err_fd, 2) < 0)
-                child_fail(p, KERF_EXEC_STAGE_STDIO, errno);
-        /* Descriptors someone else opened without O_CLOEXEC must not leak into the task. */
-        syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-
-        char *const *argv = (char *const *)sp->argv;
-        if (!p->path) {
-                execve(sp->argv[0], argv, p->envp);
-                child_fail(p, KERF_EXEC_STAGE_EXEC, errno);
-        }
-        /* execvp()-like search, as the task's uid, in the task's PATH. */
-        int err = ENOENT;
-        size_t alen = strlen(sp->argv[0]);
-        for (const char *d = p->path; d;) {
-                const char *end = strchr(d, ':');
-                size_t dlen = end ? (size_t)(end - d) : strlen(d);
-                if (dlen == 0) { /* empty entry means the cwd, as execvp */
-                        d = ".";
-                        dlen = 1;
-                }
-                if (dlen + alen + 2 <= PATH_MAX) {
-                        memcpy(p->buf, d, dlen);
-                        p->buf[dlen] = '/';
-                        memcpy(p->buf + dlen + 1, sp->argv[0], alen + 1);
-                        execve(p->buf, argv, p->envp);
-                        if (errno == EACCES)
-                                err = EACCES;
-                        else if (errno != ENOENT && errno != ENOTDIR)
-                                child_fail(p, KERF_EXEC_STAGE_EXEC, errno);
-                }
-                d = end ? end + 1 : NULL;
-        }
-        child_fail(p, KERF_EXEC_STAGE_EXEC, err);
-}
-
 static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
 {
         if (f) {
@@ -398,13 +177,78 @@ static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
         }
 }
 
+static void uncollect(kerf_exec *ex, uint64_t task_id)
+{
+        for (size_t i = 0; i < ex->n_collected; i++)
+                if (ex->collected[i] == task_id)
+                        ex->collected[i--] = ex->collected[--ex->n_collected];
+}
+
+static void unlink_status(const kerf_exec *ex, uint64_t task_id)
+{
+        char path[PATH_MAX + 8];
+        if (kerf__exec_status_path(ex->run_dir, task_id, path, PATH_MAX) == 0) {
+                unlink(path);
+                strcat(path, ".tmp");
+                unlink(path);
+        }
+}
+
+/* Reads the start pipe until every writer is gone (the task exec'd and the supervisor became
+ * kerf-supervise, or one of them failed), then the leader's identity, which the supervisor
+ * sent before its execve. kerfd does not wait for kerf-supervise to run: its start-up (and
+ * the status file it writes) is off the start path. Returns 0 and *ready, or -errno with *f. */
+static int await_start(int err_fd, int report_fd, kerf__exec_msg *ready, kerf_exec_failure *f)
+{
+        kerf__exec_msg m;
+        bool failed = false;
+        ssize_t n;
+
+        for (;;) {
+                n = read(err_fd, &m, sizeof(m));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n == 0)
+                        break;
+                if (failed)
+                        continue; /* the first failure is the one reported */
+                failed = true;
+                if (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_FAIL && m.err > 0 &&
+                    m.stage >= 0 && m.stage < KERF_EXEC_STAGE_COUNT)
+                        fail(f, (kerf_exec_stage)m.stage, m.err);
+                else
+                        fail(f, KERF_EXEC_STAGE_SETUP, EIO);
+                if (n < 0)
+                        break;
+        }
+        if (failed)
+                return -f->err;
+        /* written before the supervisor's execve, whose success the EOF above says */
+        do
+                n = read(report_fd, &m, sizeof(m));
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(m) || m.kind != KERF__EXEC_MSG_LEADER || m.pid <= 1) {
+                fail(f, KERF_EXEC_STAGE_SUPERVISE, EIO);
+                return -EIO;
+        }
+        *ready = m;
+        return 0;
+}
+
 int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret,
                     kerf_exec_failure *ret_fail)
 {
-        struct child_plan p = {
-            .sp = sp, .null_fd = -1, .out_fd = -1, .err_fd = -1, .procs_fd = -1, .pipe_fd = -1};
+        kerf__exec_plan p = {.sp = sp,
+                             .null_fd = -1,
+                             .out_fd = -1,
+                             .err_fd = -1,
+                             .procs_fd = -1,
+                             .pipe_fd = -1,
+                             .report_fd = -1};
         kerf_exec_proc proc = {0};
-        int pipefd[2] = {-1, -1};
+        kerf_exec_failure f = {KERF_EXEC_STAGE_SETUP, 0};
+        kerf__exec_msg ready = {0};
+        int pipefd[2] = {-1, -1}, repfd[2] = {-1, -1};
         sigset_t all, old;
         int r;
 
@@ -412,7 +256,7 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
                 fail(ret_fail, KERF_EXEC_STAGE_SETUP, EINVAL);
                 return -EINVAL;
         }
-        r = validate(sp);
+        r = kerf__exec_validate(sp);
         if (r < 0)
                 goto fail_setup;
         if (find(ex, sp->task_id)) {
@@ -434,10 +278,14 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
         if (snprintf(proc.stdout_path, sizeof(proc.stdout_path), "%s/%" PRIu64 ".out", ex->log_dir,
                      sp->task_id) >= (int)sizeof(proc.stdout_path) ||
             snprintf(proc.stderr_path, sizeof(proc.stderr_path), "%s/%" PRIu64 ".err", ex->log_dir,
-                     sp->task_id) >= (int)sizeof(proc.stderr_path)) {
+                     sp->task_id) >= (int)sizeof(proc.stderr_path) ||
+            kerf__exec_status_path(ex->run_dir, sp->task_id, p.status_path, PATH_MAX - 8) < 0) {
                 r = -ENAMETOOLONG;
                 goto fail_setup;
         }
+        /* A record of an earlier run of this id (requeued after a preemption) goes now. */
+        uncollect(ex, sp->task_id);
+        unlink_status(ex, sp->task_id);
         r = kerf__exec_build_env(sp, &p.envp);
         if (r < 0)
                 goto fail_setup;
@@ -451,61 +299,71 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
                 }
         }
         const int logf = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
-        if ((r = p.null_fd = open_high("/dev/null", O_RDONLY, 0)) < 0 ||
-            (r = p.out_fd = open_high(proc.stdout_path, logf, 0640)) < 0 ||
-            (r = p.err_fd = open_high(proc.stderr_path, logf, 0640)) < 0)
+        if ((r = p.null_fd = kerf__exec_open_high("/dev/null", O_RDONLY, 0)) < 0 ||
+            (r = p.out_fd = kerf__exec_open_high(proc.stdout_path, logf, 0640)) < 0 ||
+            (r = p.err_fd = kerf__exec_open_high(proc.stderr_path, logf, 0640)) < 0)
                 goto out;
         if (sp->fence && (r = p.procs_fd = kerf_fence_procs_fd(sp->fence)) < 0)
                 goto out;
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-                r = -errno;
+        if ((r = kerf__exec_pipe_high(pipefd)) < 0 || (r = kerf__exec_pipe_high(repfd)) < 0)
                 goto out;
-        }
         p.pipe_fd = pipefd[1];
+        p.report_fd = repfd[1];
+        kerf__exec_fmt_u64(p.id_arg, sp->task_id);
+        kerf__exec_fmt_u64(p.fd_arg, (uint64_t)repfd[1]);
+        p.sup_argv[0] = ex->supervisor;
+        p.sup_argv[1] = p.id_arg;
+        p.sup_argv[2] = p.leader_arg;
+        p.sup_argv[3] = p.status_path;
+        p.sup_argv[4] = p.fd_arg;
+        p.sup_argv[5] = NULL;
 
-        /* Signals stay blocked from fork until the child has reset their dispositions: a
-         * daemon handler must never run in the child. */
+        /* Signals stay blocked from fork until the children have reset their dispositions: a
+         * daemon handler must never run in them. */
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid_t pid = fork();
-        if (pid == 0)
-                child_exec(&p);
+        pid_t sup = fork();
+        if (sup == 0)
+                kerf__exec_supervisor_exec(&p);
         int fork_err = errno;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (pid < 0) {
+        if (sup < 0) {
                 r = -fork_err;
                 goto out;
         }
         close(pipefd[1]);
-        pipefd[1] = -1;
+        close(repfd[1]);
+        pipefd[1] = repfd[1] = -1;
 
-        struct child_err ce;
-        ssize_t n;
-        do
-                n = read(pipefd[0], &ce, sizeof(ce));
-        while (n < 0 && errno == EINTR);
-        if (n != 0) {
-                /* The child failed before or at execve and has _exit()ed (or is about to). */
-                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        r = await_start(pipefd[0], repfd[0], &ready, &f);
+        if (r < 0) {
+                /* Nothing is left running: the supervisor exits once the failed task is gone
+                 * (it records it first), and its record is not wanted. */
+                close(repfd[0]);
+                repfd[0] = -1;
+                while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
                         ;
-                if (n == (ssize_t)sizeof(ce) && ce.err > 0) {
-                        fail(ret_fail, (kerf_exec_stage)ce.stage, ce.err);
-                        r = -ce.err;
-                } else {
-                        fail(ret_fail, KERF_EXEC_STAGE_SETUP, EIO);
-                        r = -EIO;
-                }
+                unlink_status(ex, sp->task_id);
+                if (ret_fail)
+                        *ret_fail = f;
                 goto out_nofail;
         }
-        proc.pid = pid;
-        proc.pgid = pid;
-        if (kerf_exec_starttime(pid, &proc.starttime) < 0)
-                proc.starttime = 0; /* cannot happen before we reap it; keep going */
+        fcntl(repfd[0], F_SETFL, O_NONBLOCK);
+        proc.pid = (pid_t)ready.pid;
+        proc.pgid = proc.pid;
+        proc.starttime = ready.starttime;
+        if (!proc.starttime)
+                kerf_exec_starttime(proc.pid, &proc.starttime);
+        proc.supervisor = sup;
+        kerf_exec_starttime(sup, &proc.sup_starttime); /* our child, not reaped: readable */
 
         struct task *t = &ex->tasks[ex->n++];
         memset(t, 0, sizeof(*t));
         t->proc = proc;
         t->fence = sp->fence;
+        t->report_fd = repfd[0];
+        repfd[0] = -1;
+        t->sup_child = true;
         t->kill_at_ms = UINT64_MAX;
         *ret = proc;
         r = 0;
@@ -514,9 +372,12 @@ out:
         if (r < 0)
                 fail(ret_fail, KERF_EXEC_STAGE_SETUP, r);
 out_nofail:
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
                 if (pipefd[i] >= 0)
                         close(pipefd[i]);
+                if (repfd[i] >= 0)
+                        close(repfd[i]);
+        }
         if (p.null_fd >= 0)
                 close(p.null_fd);
         if (p.out_fd >= 0)
@@ -533,18 +394,82 @@ fail_setup:
         return r;
 }
 
+/* ---- re-adoption -------------------------------------------------------------------------- */
+
+/* Reads task_id's status file if it names this leader; true and *ret then. */
+static bool status_of(const kerf_exec *ex, uint64_t task_id, pid_t pid, uint64_t starttime,
+                      kerf__exec_status *ret)
+{
+        char path[PATH_MAX];
+        kerf__exec_status st;
+
+        if (kerf__exec_status_path(ex->run_dir, task_id, path, sizeof(path)) < 0 ||
+            kerf__exec_status_read(path, &st) < 0)
+                return false;
+        if (st.task_id != task_id || st.pid != pid || st.starttime != starttime)
+                return false; /* another run of the id, or someone else's file */
+        *ret = st;
+        return true;
+}
+
+/* 0 when the task can be adopted: *ret_have says whether it has a supervisor record. */
+static int probe(const kerf_exec *ex, uint64_t task_id, pid_t pid, uint64_t starttime,
+                 kerf__exec_status *st, bool *ret_have)
+{
+        bool have = status_of(ex, task_id, pid, starttime, st);
+
+        *ret_have = have;
+        if (kerf_exec_alive(pid, starttime) || (have && st->ended))
+                return 0;
+        /* the leader is gone: only its supervisor, still writing the record, knows how */
+        return have && kerf_exec_alive(st->sup_pid, st->sup_starttime) ? 0 : -ESRCH;
+}
+
+bool kerf_exec_recoverable(const kerf_exec *ex, uint64_t task_id, pid_t pid, uint64_t starttime)
+{
+        kerf__exec_status st;
+        bool have;
+
+        return ex && pid > 1 && probe(ex, task_id, pid, starttime, &st, &have) == 0;
+}
+
+int kerf_exec_find(const kerf_exec *ex, uint64_t task_id, pid_t *ret_pid, uint64_t *ret_starttime)
+{
+        char path[PATH_MAX];
+        kerf__exec_status st;
+        int r;
+
+        if (!ex || !ret_pid || !ret_starttime)
+                return -EINVAL;
+        if ((r = kerf__exec_status_path(ex->run_dir, task_id, path, sizeof(path))) < 0)
+                return r;
+        r = kerf__exec_status_read(path, &st);
+        if (r < 0)
+                return r == -EIO ? r : -ENOENT;
+        if (st.task_id != task_id || st.pid <= 1)
+                return -EIO;
+        *ret_pid = st.pid;
+        *ret_starttime = st.starttime;
+        return 0;
+}
+
 int kerf_exec_adopt(kerf_exec *ex, uint64_t task_id, pid_t pid, pid_t pgid, uint64_t starttime,
                     kerf_fence *fence)
 {
+        kerf__exec_status st;
+        bool have;
+
         if (!ex || task_id == 0 || pid <= 1 || pgid <= 1)
                 return -EINVAL;
         if (find(ex, task_id))
                 return -EEXIST;
-        if (!kerf_exec_alive(pid, starttime))
-                return -ESRCH;
-        int r = reserve(ex);
+        int r = probe(ex, task_id, pid, starttime, &st, &have);
         if (r < 0)
                 return r;
+        r = reserve(ex);
+        if (r < 0)
+                return r;
+        uncollect(ex, task_id);
         struct task *t = &ex->tasks[ex->n++];
         memset(t, 0, sizeof(*t));
         t->proc.task_id = task_id;
@@ -555,11 +480,46 @@ int kerf_exec_adopt(kerf_exec *ex, uint64_t task_id, pid_t pid, pid_t pgid, uint
                  ex->log_dir, task_id);
         snprintf(t->proc.stderr_path, sizeof(t->proc.stderr_path), "%s/%" PRIu64 ".err",
                  ex->log_dir, task_id);
+        /* A supervisor that died before the leader is not waited for: poll the leader. */
+        if (have && (st.ended || kerf_exec_alive(st.sup_pid, st.sup_starttime))) {
+                t->proc.supervisor = st.sup_pid;
+                t->proc.sup_starttime = st.sup_starttime;
+        }
+        t->report_fd = -1;
         t->fence = fence;
         t->adopted = true;
         t->kill_at_ms = UINT64_MAX;
         t->poll_at_ms = 1; /* look at the next reap */
         return 0;
+}
+
+int kerf_exec_sweep(kerf_exec *ex)
+{
+        DIR *d;
+        struct dirent *de;
+        int n = 0;
+
+        if (!ex || !(d = opendir(ex->run_dir)))
+                return 0;
+        while ((de = readdir(d))) {
+                unsigned long long id;
+                int end = 0;
+                char path[PATH_MAX];
+                kerf__exec_status st;
+                if (sscanf(de->d_name, "task-%llu.status%n", &id, &end) != 1 || end == 0 ||
+                    (de->d_name[end] && strcmp(de->d_name + end, ".tmp") != 0) || find(ex, id))
+                        continue;
+                if (snprintf(path, sizeof(path), "%s/%s", ex->run_dir, de->d_name) >=
+                    (int)sizeof(path))
+                        continue;
+                if (kerf__exec_status_read(path, &st) == 0 && !st.ended &&
+                    kerf_exec_alive(st.sup_pid, st.sup_starttime))
+                        continue; /* its supervisor still works: not ours to judge */
+                if (unlink(path) == 0)
+                        n++;
+        }
+        closedir(d);
+        return n;
 }
 
 /* ---- stop / tick / reap ------------------------------------------------------------------- */
@@ -570,7 +530,7 @@ static bool signal_task(struct task *t, int sig)
 {
         bool any = false;
 
-        if (!t->leader_done || group_alive(t->proc.pgid, t->proc.pid))
+        if (!t->leader_done || kerf__exec_group_alive(t->proc.pgid, t->proc.pid))
                 any = kill(-t->proc.pgid, sig) == 0;
         if (t->adopted && !t->leader_done && t->proc.pgid != t->proc.pid &&
             kerf_exec_alive(t->proc.pid, t->proc.starttime))
@@ -636,7 +596,132 @@ int kerf_exec_tick(kerf_exec *ex, uint64_t now_ms)
 
 static bool leftovers(const struct task *t)
 {
-        return group_alive(t->proc.pgid, t->proc.pid) || (t->fence && !kerf_fence_empty(t->fence));
+        return kerf__exec_group_alive(t->proc.pgid, t->proc.pid) ||
+               (t->fence && !kerf_fence_empty(t->fence));
+}
+
+static int push_id(uint64_t **arr, size_t *n, size_t *cap, uint64_t v)
+{
+        if (*n == *cap) {
+                size_t nc = *cap ? *cap * 2 : 16;
+                uint64_t *na = realloc(*arr, nc * sizeof(*na));
+                if (!na)
+                        return -ENOMEM;
+                *arr = na;
+                *cap = nc;
+        }
+        (*arr)[(*n)++] = v;
+        return 0;
+}
+
+/* Remembers a supervisor child to reap later; without memory it stays a zombie until kerfd
+ * exits (it does no harm). */
+static void push_pid(kerf_exec *ex, pid_t pid)
+{
+        if (ex->n_zombies == ex->cap_zombies) {
+                size_t nc = ex->cap_zombies ? ex->cap_zombies * 2 : 16;
+                pid_t *na = realloc(ex->zombies, nc * sizeof(*na));
+                if (!na)
+                        return;
+                ex->zombies = na;
+                ex->cap_zombies = nc;
+        }
+        ex->zombies[ex->n_zombies++] = pid;
+}
+
+static void leader_ended(struct task *t, int status, int64_t end_wall_ms)
+{
+        t->leader_done = true;
+        t->have_status = true;
+        t->status = status;
+        t->end_wall_ms = end_wall_ms;
+}
+
+/* The supervisor is gone or silent: its status file is the record, if it wrote one. */
+static bool ended_by_file(const kerf_exec *ex, struct task *t)
+{
+        kerf__exec_status st;
+
+        if (!status_of(ex, t->proc.task_id, t->proc.pid, t->proc.starttime, &st) || !st.ended)
+                return false;
+        leader_ended(t, st.status, st.end_wall_ms);
+        return true;
+}
+
+/* Looks for the end of the task's leader without blocking. */
+static void watch_leader(kerf_exec *ex, struct task *t, uint64_t now)
+{
+        if (t->report_fd >= 0) {
+                /* started here: the supervisor's pipe says it (one read per reap) */
+                kerf__exec_msg m;
+                ssize_t n;
+                do /* READY (kerf-supervise runs) carries nothing new */
+                        n = read(t->report_fd, &m, sizeof(m));
+                while (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_READY);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return;
+                close(t->report_fd);
+                t->report_fd = -1;
+                if (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_EXIT) {
+                        leader_ended(t, m.status, m.end_wall_ms);
+                        return;
+                }
+                /* the supervisor died without a word: its file, else poll the leader */
+                if (!ended_by_file(ex, t))
+                        t->proc.supervisor = 0;
+                t->poll_at_ms = now;
+        }
+        if (t->leader_done || now < t->poll_at_ms)
+                return;
+        if (t->proc.supervisor) {
+                /* adopted with its supervisor: the status file says it */
+                if (ended_by_file(ex, t))
+                        return;
+                if (kerf_exec_alive(t->proc.supervisor, t->proc.sup_starttime)) {
+                        t->poll_at_ms = now + POLL_MS;
+                        return;
+                }
+                if (ended_by_file(ex, t)) /* written just before it exited */
+                        return;
+                t->proc.supervisor = 0; /* lost: the status is lost with it */
+        }
+        if (kerf_exec_alive(t->proc.pid, t->proc.starttime)) {
+                t->poll_at_ms = now + ADOPT_POLL_MS;
+                return;
+        }
+        /* a supervisor that had not written its first record when we adopted the task */
+        kerf__exec_status st;
+        if (status_of(ex, t->proc.task_id, t->proc.pid, t->proc.starttime, &st)) {
+                if (st.ended) {
+                        leader_ended(t, st.status, st.end_wall_ms);
+                        return;
+                }
+                if (kerf_exec_alive(st.sup_pid, st.sup_starttime)) {
+                        t->proc.supervisor = st.sup_pid;
+                        t->proc.sup_starttime = st.sup_starttime;
+                        t->poll_at_ms = now + POLL_MS;
+                        return;
+                }
+        }
+        /* its supervisor is gone: with kerfd as subreaper the leader may be our child now */
+        int ws;
+        if (waitpid(t->proc.pid, &ws, WNOHANG) == t->proc.pid) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                leader_ended(t, ws, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+                return;
+        }
+        t->leader_done = true; /* status unknown */
+}
+
+/* Reaps our supervisor children that have exited (never waitpid(-1)). */
+static void reap_supervisors(kerf_exec *ex)
+{
+        for (size_t i = 0; i < ex->n_zombies; i++) {
+                pid_t r = waitpid(ex->zombies[i], NULL, WNOHANG);
+                if (r == ex->zombies[i] || (r < 0 && errno == ECHILD))
+                        ex->zombies[i--] = ex->zombies[--ex->n_zombies];
+        }
 }
 
 int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t cap)
@@ -645,25 +730,16 @@ int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t c
 
         if (!ex || (cap && !ret))
                 return -EINVAL;
+        /* the caller has recorded what the last call returned: the records may go */
+        for (size_t i = 0; i < ex->n_collected; i++)
+                unlink_status(ex, ex->collected[i]);
+        ex->n_collected = 0;
+        reap_supervisors(ex);
         kerf_exec_tick(ex, now_ms);
         for (size_t i = 0; i < ex->n && out < cap;) {
                 struct task *t = &ex->tasks[i];
-                if (!t->leader_done && !t->adopted) {
-                        int st;
-                        pid_t r = waitpid(t->proc.pid, &st, WNOHANG);
-                        if (r == t->proc.pid) {
-                                t->leader_done = true;
-                                t->have_status = true;
-                                t->status = st;
-                        } else if (r < 0 && errno == ECHILD) {
-                                t->leader_done = true; /* reaped elsewhere: status unknown */
-                        }
-                } else if (!t->leader_done && now_ms >= t->poll_at_ms) {
-                        if (!kerf_exec_alive(t->proc.pid, t->proc.starttime))
-                                t->leader_done = true;
-                        else
-                                t->poll_at_ms = now_ms + ADOPT_POLL_MS;
-                }
+                if (!t->leader_done)
+                        watch_leader(ex, t, now_ms);
                 if (!t->leader_done) {
                         i++;
                         continue;
@@ -690,6 +766,16 @@ int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t c
                 e->killed = t->killed;
                 e->reason = t->reason;
                 e->end_ms = now_ms;
+                e->end_wall_ms = t->have_status ? t->end_wall_ms : 0;
+                if (t->report_fd >= 0)
+                        close(t->report_fd);
+                /* the record stays until the caller has it; the supervisor may still be
+                 * reaping leftovers for a moment */
+                if (push_id(&ex->collected, &ex->n_collected, &ex->cap_collected, t->proc.task_id) <
+                    0)
+                        unlink_status(ex, t->proc.task_id); /* cannot defer: never leak it */
+                if (t->sup_child && waitpid(t->proc.supervisor, NULL, WNOHANG) == 0)
+                        push_pid(ex, t->proc.supervisor);
                 ex->tasks[i] = ex->tasks[--ex->n];
         }
         return (int)out;

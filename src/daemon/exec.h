@@ -6,6 +6,10 @@
 /*
  * The executor runs each task as a child process started with execve() (never through a
  * shell) in its own session and process group, optionally inside a device fence (fence.h).
+ * Each task has a supervisor, kerf-supervise (supervise.c), in a session of its own: it is the
+ * task's parent, outlives kerfd, and writes the task's exit status durably to
+ * <run_dir>/task-<id>.status before telling kerfd over a pipe (docs/DAEMON.md, "The executor
+ * and task supervisors").
  * It never sleeps and never blocks for more than the fork/exec hand-shake of one start:
  * stops are a state machine driven by kerf_exec_tick(), ends are collected by
  * kerf_exec_reap(). Times are milliseconds on a monotonic clock chosen by the caller.
@@ -13,17 +17,21 @@
  * Call graph in kerfd (node controller):
  *
  *   kerf_exec_new()                       at start-up
- *   kerf_exec_adopt()  x N                recovery: tasks still alive from the last run
+ *   kerf_exec_find()                      recovery: the leader of a start not committed
+ *   kerf_exec_recoverable(), _adopt() x N recovery: tasks alive, or whose end a supervisor
+ *                                         recorded, from the last run
+ *   kerf_exec_sweep()                     recovery: records of tasks ended in the store
  *   loop:
  *     kerf_exec_start()                   scheduler said START (after stopping victims)
  *     kerf_exec_stop()                    cancel / max runtime / idle / preempt / lease
- *     kerf_exec_reap(now)                 on SIGCHLD (signalfd) and at least every
- *                                         kerf_exec_next_deadline(); calls tick itself
+ *     kerf_exec_reap(now)                 every tick and at least every
+ *                                         kerf_exec_next_deadline(); calls tick itself;
+ *                                         removes the records of its previous ends
  *     -> for each ended task: kerf_fence_destroy(), release the unit in the scheduler
  *   kerf_exec_free()                      at shutdown (tasks keep running unless stopped)
  *
  * Thread-safety: none; one kerf_exec is used by one thread (the daemon's loop).
- * The library never prints and never exits; only the forked child calls _exit().
+ * The library never prints and never exits; only the forked children call _exit().
  */
 
 #include <stdbool.h>
@@ -61,11 +69,18 @@ typedef struct kerf_exec_config {
         /* After the leader of a task exits by itself, leftover members of its process group
          * (or fence cgroup) get SIGTERM, then SIGKILL after this many ms. 0 = 2000. */
         uint32_t leftover_grace_ms;
-        /* Make kerfd a child subreaper (prctl PR_SET_CHILD_SUBREAPER, process-wide): orphaned
-         * members of a task's process group are re-parented to kerfd instead of init, and
-         * the executor reaps those zombies (only processes of its tasks' groups, never with
-         * waitpid(-1)). Use it where pid 1 does not reap (some containers). */
+        /* Make kerfd a child subreaper (prctl PR_SET_CHILD_SUBREAPER, process-wide). Orphans of
+         * a task go to its supervisor (itself a subreaper); this catches what is left when a
+         * supervisor is gone, and the executor reaps those zombies (only processes of its
+         * tasks' groups, never with waitpid(-1)). Use it where pid 1 does not reap (some
+         * containers). */
         bool subreaper;
+        /* Directory for the supervisors' status files, <run_dir>/task-<id>.status (mode 0600).
+         * Must exist, owned by kerfd and private (0700). Required. */
+        const char *run_dir;
+        /* The kerf-supervise program (absolute path), installed beside kerfd. Required;
+         * kerf_exec_new() fails with -ENOENT/-EACCES when it cannot be executed. */
+        const char *supervisor;
 } kerf_exec_config;
 
 /* How the task's unit is wired into its environment (docs/SHIM-CONTRACT.md). All strings
@@ -128,6 +143,8 @@ typedef struct kerf_exec_proc {
         uint64_t starttime; /* /proc/PID/stat field 22, clock ticks since boot */
         char stdout_path[512];
         char stderr_path[512];
+        pid_t supervisor;       /* its kerf-supervise; 0 when unknown (adopted without one) */
+        uint64_t sup_starttime; /* the supervisor's starttime */
 } kerf_exec_proc;
 
 /* Where a failed start failed (written only when kerf_exec_start() fails). */
@@ -139,6 +156,7 @@ typedef enum kerf_exec_stage {
         KERF_EXEC_STAGE_CWD,       /* chdir */
         KERF_EXEC_STAGE_STDIO,     /* dup2 of /dev/null and the logs */
         KERF_EXEC_STAGE_EXEC,      /* execve: ENOENT, EACCES, ENOEXEC, ... */
+        KERF_EXEC_STAGE_SUPERVISE, /* the supervisor could not be started or did not answer */
         KERF_EXEC_STAGE_COUNT
 } kerf_exec_stage;
 
@@ -157,10 +175,13 @@ typedef struct kerf_exec_exit {
         int exit_code;    /* 0..255 when the leader exited; -1 when killed or unknown */
         int signal;       /* signal that ended the leader, 0 if none or unknown */
         bool core_dumped; /* WCOREDUMP */
-        bool unknown;     /* adopted task: not our child, its status cannot be known */
+        bool unknown;     /* status lost: no supervisor record (task of an older kerfd, or its
+                           * supervisor was killed before writing it) */
         bool killed;      /* SIGKILL was needed (grace expired) for the leader or leftovers */
         kerf_exec_reason reason; /* KERF_EXEC_EXITED unless kerf_exec_stop() was called */
         uint64_t end_ms;         /* `now` of the reap that saw the last process of the task gone */
+        int64_t end_wall_ms;     /* CLOCK_REALTIME ms when the leader ended, as its supervisor saw
+                                  * it (true across a kerfd restart); 0 when unknown */
 } kerf_exec_exit;
 
 /* Creates an executor. Copies what it needs from cfg. Returns 0 and *ret, or -EINVAL,
@@ -171,8 +192,9 @@ int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret);
  * can be re-adopted by a new kerfd). Accepts NULL; returns NULL. */
 kerf_exec *kerf_exec_free(kerf_exec *ex);
 
-/* Starts a task. Blocks only until the child has exec'd or failed (an O_CLOEXEC error
- * pipe), so exec failures (ENOENT, EACCES, bad cwd, uid switch) are returned here, not seen
+/* Starts a task under its supervisor. Blocks only until the task and kerf-supervise have
+ * exec'd or failed (an O_CLOEXEC error pipe), so exec failures (ENOENT, EACCES, bad cwd, uid
+ * switch; stage "supervise" when kerf-supervise cannot be exec'd) are returned here, not seen
  * later as a mysterious exit 127. On success writes *ret and returns 0. On failure returns
  * -errno (the child's errno for child-side stages), writes *ret_fail when non-NULL, and
  * leaves nothing running (a failed child has been reaped). Errors: -EINVAL (bad spec),
@@ -190,13 +212,29 @@ int kerf_exec_unit_env(const kerf_exec_unit *unit, uint64_t task_id, const char 
                        char ***ret);
 void kerf_exec_env_free(char **env);
 
-/* Re-adopts a task started by an earlier kerfd (recovery). Succeeds only if
- * kerf_exec_alive(pid, starttime); returns -ESRCH otherwise (the task is gone: mark it failed
- * and reclaim), -EEXIST if task_id is already known, -EINVAL, -ENOMEM. Adopted tasks are not
- * our children: their end is detected by polling, and their exit status is unknown.
- * `fence` as in kerf_exec_spec (from kerf_fence_open()), may be NULL. */
+/* Re-adopts a task started by an earlier kerfd (recovery). Succeeds when
+ * kerf_exec_recoverable(); returns -ESRCH otherwise (the task is gone and its exit status with
+ * it: mark it failed, status unknown, and reclaim), -EEXIST if task_id is already known,
+ * -EINVAL, -ENOMEM. The task's supervisor is found through its status file: the task's end and
+ * true exit status (even if it ended while no kerfd ran) come from that file, polled by
+ * kerf_exec_reap(). A task without a supervisor record (started by an older kerfd) is polled
+ * by pid and ends with `unknown` set. `fence` as in kerf_exec_spec, may be NULL. */
 int kerf_exec_adopt(kerf_exec *ex, uint64_t task_id, pid_t pid, pid_t pgid, uint64_t starttime,
                     kerf_fence *fence);
+
+/* True when kerf_exec_adopt() of this task would succeed: its leader (pid, starttime) is
+ * alive, or its supervisor's status file names this leader and either recorded its end or
+ * the supervisor is still alive (it is writing the record). */
+bool kerf_exec_recoverable(const kerf_exec *ex, uint64_t task_id, pid_t pid, uint64_t starttime);
+
+/* Reads the leader's identity from task_id's supervisor status file (a start kerfd did not
+ * commit before dying). Returns 0 and *ret_pid, *ret_starttime, or -ENOENT (no record),
+ * -EIO (malformed record). */
+int kerf_exec_find(const kerf_exec *ex, uint64_t task_id, pid_t *ret_pid, uint64_t *ret_starttime);
+
+/* Removes status files of tasks the executor does not track and whose supervisor is gone
+ * (their end is already in kerfd's store). Call once after recovery. Returns how many. */
+int kerf_exec_sweep(kerf_exec *ex);
 
 /* Asks a task to stop: SIGTERM to its whole process group (and fence cgroup) now, SIGKILL
  * when grace_ms have passed (grace_ms == 0: SIGKILL now). `now_ms` is the caller's monotonic
@@ -213,11 +251,14 @@ int kerf_exec_stop_all(kerf_exec *ex, kerf_exec_reason reason, uint32_t grace_ms
  * still tracked. */
 int kerf_exec_tick(kerf_exec *ex, uint64_t now_ms);
 
-/* Collects ended tasks without blocking: calls kerf_exec_tick(), then waitpid(WNOHANG) for
- * each leader (never waitpid(-1): other children of kerfd are left alone). A task is ended,
- * and forgotten by the executor, once its leader is reaped (or, adopted, gone) AND no
- * non-zombie process is left in its process group and fence cgroup. Writes up to `cap`
- * entries to ret[] and returns how many (call again while it returns `cap`). */
+/* Collects ended tasks without blocking: calls kerf_exec_tick(), then reads each task's
+ * supervisor pipe (adopted tasks: its status file) for the leader's end, and reaps exited
+ * supervisors with waitpid(WNOHANG) on their pids (never waitpid(-1): other children of kerfd
+ * are left alone). A task is ended, and forgotten by the executor, once its leader's end is
+ * known AND no non-zombie process is left in its process group and fence cgroup. Writes up to
+ * `cap` entries to ret[] and returns how many (call again while it returns `cap`).
+ * The status files of the tasks returned are removed at the next call: the caller must have
+ * made their ends durable before calling again (a crash before that keeps the record). */
 int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t cap);
 
 /* Milliseconds (on the caller's clock) of the next stop deadline, or UINT64_MAX if none; a
@@ -238,9 +279,69 @@ int kerf_exec_starttime(pid_t pid, uint64_t *ret);
  * pid is not mistaken for the task). False for pid <= 0. */
 bool kerf_exec_alive(pid_t pid, uint64_t starttime);
 
-/* ---- private to exec*.c ------------------------------------------------------------------- */
+/* ---- private to exec*.c and supervise.c --------------------------------------------------- */
+/* /proc/PID/stat: the fields after the command name, from field 3 (state). */
+int kerf__exec_read_stat(pid_t pid, char *buf, size_t n, const char **ret_rest);
+int kerf__exec_stat_field(const char *rest, int field, uint64_t *ret);
+/* True when a process that is not a zombie has process group `pgid`; reaps zombies of the
+ * group that are our children, other than `leader`. */
+bool kerf__exec_group_alive(pid_t pgid, pid_t leader);
+
+/* A message on the start pipe (child -> kerfd) or the supervisor pipe (supervisor -> kerfd);
+ * fixed size, below PIPE_BUF, so each write is atomic. */
+enum { KERF__EXEC_MSG_FAIL = 1, KERF__EXEC_MSG_LEADER, KERF__EXEC_MSG_READY, KERF__EXEC_MSG_EXIT };
+typedef struct kerf__exec_msg {
+        int32_t kind;
+        int32_t stage;  /* FAIL: kerf_exec_stage */
+        int32_t err;    /* FAIL: positive errno */
+        int32_t status; /* EXIT: the leader's wait status */
+        int64_t pid;    /* LEADER, READY: the leader */
+        uint64_t starttime, sup_starttime;
+        int64_t end_wall_ms; /* EXIT */
+} kerf__exec_msg;
+
+/* A supervisor's status file, <run_dir>/task-<id>.status (text, "key value" lines). */
+typedef struct kerf__exec_status {
+        uint64_t task_id;
+        pid_t sup_pid, pid;
+        uint64_t sup_starttime, starttime;
+        bool ended;
+        int status;          /* wait status, when ended */
+        int64_t end_wall_ms; /* when ended */
+} kerf__exec_status;
+/* Writes `st` to `path` through path.tmp + rename; with `durable`, fsyncs the file before
+ * and the directory after the rename. Returns 0 or -errno. Uses no heap (kerf-supervise). */
+int kerf__exec_status_write(const char *path, const kerf__exec_status *st, bool durable);
+/* Reads a status file: 0, -ENOENT, -EIO (malformed), -errno. */
+int kerf__exec_status_read(const char *path, kerf__exec_status *ret);
+int kerf__exec_status_path(const char *run_dir, uint64_t task_id, char *buf, size_t n);
+
+/* exec_child.c: what kerf_exec_start() prepares before its fork. */
+/* Everything the children need, prepared before fork: after fork in a possibly
+ * multi-threaded daemon they may only call async-signal-safe functions (the supervisor until
+ * it execs kerf-supervise, the task until it execs its program). */
+typedef struct kerf__exec_plan {
+        const kerf_exec_spec *sp;
+        char **envp;
+        const char *path; /* PATH to search when argv[0] has no '/', else NULL */
+        char *buf;        /* PATH_MAX scratch for the search */
+        int null_fd, out_fd, err_fd, procs_fd, pipe_fd, report_fd;
+        bool set_ids;
+        /* kerf-supervise's argv; sup_argv[2] points at leader_arg, filled in after the fork */
+        const char *sup_argv[6];
+        char id_arg[24], leader_arg[24], fd_arg[16];
+        char status_path[4096];
+} kerf__exec_plan;
+
+/* The forked supervisor: forks the task, then becomes kerf-supervise (never returns). */
+void kerf__exec_supervisor_exec(kerf__exec_plan *p) __attribute__((noreturn));
+int kerf__exec_open_high(const char *path, int flags, mode_t mode); /* fd >= 3 or -errno */
+int kerf__exec_pipe_high(int fds[2]);                               /* 0 or -errno */
+void kerf__exec_fmt_u64(char *buf, uint64_t v); /* decimal, buf >= 24; async-signal-safe */
+
 #define KERF__EXEC_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 int kerf__exec_unit_check(const kerf_exec_unit *u); /* 0 or -EINVAL */
+int kerf__exec_validate(const kerf_exec_spec *sp);  /* 0, -EINVAL or -E2BIG */
 /* The task's environment: spec env minus KERF_* and contract names, then the contract, then
  * PATH. *ret as kerf_exec_unit_env(). */
 int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret);

@@ -210,3 +210,32 @@ int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret)
         *ret = s.v;
         return 0;
 }
+
+/* ---- spec --------------------------------------------------------------------------------- */
+
+#define MAX_ARGS   4096
+#define MAX_ENV    1024
+#define MAX_GROUPS 256
+
+int kerf__exec_validate(const kerf_exec_spec *sp)
+{
+        size_t n = 0;
+
+        if (!sp || sp->task_id == 0 || !sp->argv || !sp->argv[0] || !sp->argv[0][0])
+                return -EINVAL;
+        while (sp->argv[n])
+                if (++n > MAX_ARGS)
+                        return -E2BIG;
+        n = 0;
+        for (const char *const *e = sp->env; e && *e; e++) {
+                if (++n > MAX_ENV || kerf__exec_name_len(*e) == 0)
+                        return n > MAX_ENV ? -E2BIG : -EINVAL;
+        }
+        if (sp->cwd && !sp->cwd[0])
+                return -EINVAL;
+        if (sp->n_groups > MAX_GROUPS || (sp->n_groups && !sp->groups))
+                return -EINVAL;
+        if (sp->unit && kerf__exec_unit_check(sp->unit) < 0)
+                return -EINVAL;
+        return 0;
+}

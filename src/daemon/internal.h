@@ -60,6 +60,7 @@ typedef struct dtask {
         const char *stop_end; /* end_reason to record */
         char *stop_text;      /* its text (heap), NULL until a stop is asked */
         bool stop_requeue;    /* preempted: back to pending once the process is gone */
+        int64_t exit_wall_ms; /* when its supervisor saw it end (0: now); kerfd__task_end */
         unsigned xid_errors;
         uint64_t queue_wait_ms;
         kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */

@@ -248,7 +248,8 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                                        (unsigned long long)t->units[i].id);
         snprintf(t->rec.state, sizeof(t->rec.state), "%s", state);
         snprintf(t->rec.end_reason, sizeof(t->rec.end_reason), "%s", end_reason);
-        t->rec.ended_ms = (int64_t)kerfd_now_ms();
+        /* an end seen by the task's supervisor keeps its time (it may predate a restart) */
+        t->rec.ended_ms = t->exit_wall_ms > 0 ? t->exit_wall_ms : (int64_t)kerfd_now_ms();
         snprintf(why, sizeof(why), "%s%s%s", end_reason, text && *text ? ": " : "",
                  text ? text : "");
         if (text && *text)
@@ -358,7 +359,9 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
         t->in_exec = false;
         t->rec.exit_code = e->exit_code;
         t->rec.signal = e->signal;
+        t->exit_wall_ms = e->end_wall_ms;
         if (t->stopping && t->stop_requeue) {
+                t->exit_wall_ms = 0;
                 /* preempted: its process is gone; it waits (or was placed again) */
                 t->stopping = false;
                 t->stop_requeue = false;
@@ -375,8 +378,10 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
                 return;
         }
         if (e->unknown) {
-                kerfd__task_end(n, t, "succeeded", "exit", "kerfd",
-                                "re-adopted process ended (exit status unknown)");
+                /* no supervisor record (its supervisor was lost, or an older kerfd started
+                 * it): never claim success without proof */
+                kerfd__task_end(n, t, "failed", "failure", "kerfd",
+                                "ended while kerfd was down; exit status unknown");
         } else if (e->exit_code == 0) {
                 kerfd__task_end(n, t, "succeeded", "exit", "kerfd", "exit code 0");
         } else {

@@ -25,9 +25,14 @@
  *   adopt_migs       backend MIG instances -> kerf_sched_mig_adopt_id (stored unit ids kept);
  *                    stored MIG units missing on the device are "vanished"
  *   recover_tasks    unfinished tasks in id order:
- *                      had a process: alive (pid + starttime) -> kerf_exec_adopt +
- *                      kerf_sched_restore on its stored units; gone -> failed, reclaimed
+ *                      had a process: alive (pid + starttime), or its supervisor's status
+ *                      file recorded its end or the supervisor lives -> kerf_exec_adopt +
+ *                      kerf_sched_restore on its stored units (an end recorded while kerfd
+ *                      was down is collected by the first reap, with its true status);
+ *                      gone without a record -> failed (status unknown), reclaimed
+ *                      "starting" without a pid: the status file, else /proc, names it
  *                      pending -> kerf_sched_submit_id (same id)
+ *   kerf_exec_sweep  status files of tasks already ended in the store are removed
  *   each reconciliation is logged and recorded as an event
  */
 
@@ -377,7 +382,9 @@ static void recover_one(kerfd_node *n, dtask *t)
         if (!strcmp(t->rec.state, "starting") && t->rec.pid <= 0 && t->argv) {
                 /* kerfd died between "starting" and the start's commit: did the fork happen? */
                 uint64_t st = 0;
-                pid_t p = kerfd__find_started(n, t->rec.id, &st);
+                pid_t p = 0;
+                if (kerf_exec_find(n->exec, t->rec.id, &p, &st) < 0)
+                        p = kerfd__find_started(n, t->rec.id, &st);
                 if (p > 0) {
                         log_info("recovery: task %llu was started (pid %d) but not committed: "
                                  "adopting it, not starting it twice",
@@ -416,10 +423,12 @@ static void recover_one(kerfd_node *n, dtask *t)
         if (t->rec.pid > 0) {
                 kerf_unit_info ui[KERF_MAX_TASK_GPUS];
                 unsigned nu = 0;
-                bool alive = t->argv ? kerf_exec_alive((pid_t)t->rec.pid, t->rec.proc_start)
+                bool alive = t->argv ? kerf_exec_recoverable(n->exec, t->rec.id, (pid_t)t->rec.pid,
+                                                             t->rec.proc_start)
                                      : kill((pid_t)t->rec.pid, 0) == 0;
                 if (!alive) {
-                        log_info("recovery: task %llu (pid %lld) is gone: failed, reclaimed",
+                        log_info("recovery: task %llu (pid %lld) is gone and no supervisor "
+                                 "recorded its end: failed, reclaimed",
                                  (unsigned long long)t->rec.id, (long long)t->rec.pid);
                         restore_units(n, t, ui, &nu);
                         t->n_units = 0;
@@ -436,7 +445,7 @@ static void recover_one(kerfd_node *n, dtask *t)
                                         *d = *m;
                         }
                         kerfd__task_end(n, t, "failed", "failure", "kerfd",
-                                        "process gone while kerfd was down");
+                                        "ended while kerfd was down; exit status unknown");
                         return;
                 }
                 restore_units(n, t, ui, &nu);
@@ -560,8 +569,28 @@ int kerfd__recover(kerfd_node *n)
         if ((r = kerfd__store_open(n)) < 0) /* modes, test hook, audit key: records.c */
                 return r;
         ec.log_dir = n->log_dir;
+        /* the supervisors' status files: kerfd's alone (they name pids it signals) */
+        char run_dir[4200], sup[4200];
+        snprintf(run_dir, sizeof(run_dir), "%s/run", n->cfg.state_dir);
+        struct stat rs;
+        if ((mkdir(run_dir, 0700) < 0 && errno != EEXIST) || lstat(run_dir, &rs) < 0) {
+                log_error("run dir %s: %s", run_dir, strerror(errno));
+                return -errno;
+        }
+        /* never chmod what may not be ours (issue 8 S3): refuse a foreign or open one */
+        if (!S_ISDIR(rs.st_mode) || rs.st_uid != geteuid() || (rs.st_mode & 077)) {
+                log_error("run dir %s: must be a directory owned by kerfd's uid with mode 0700 "
+                          "(it holds the task supervisors' records)",
+                          run_dir);
+                return -EPERM;
+        }
+        ec.run_dir = run_dir;
+        snprintf(sup, sizeof(sup), "%s/kerf-supervise", n->exe_dir);
+        ec.supervisor = sup;
         if ((r = kerf_exec_new(&ec, &n->exec)) < 0) {
-                log_error("executor: %s", kerf_strerror(r));
+                log_error("executor: %s%s%s", kerf_strerror(r),
+                          r == -ENOENT || r == -EACCES ? ": cannot run " : "",
+                          r == -ENOENT || r == -EACCES ? sup : "");
                 return r;
         }
         if ((r = load_tenants(n)) < 0) {
@@ -595,6 +624,8 @@ int kerfd__recover(kerfd_node *n)
                 recover_one(n, x.pend[i]);
         free(x.run);
         free(x.pend);
+        if ((r = kerf_exec_sweep(n->exec)) > 0)
+                log_info("recovery: %d supervisor records of tasks already ended removed", r);
         log_info("recovered: %zu unfinished tasks, next task id %llu, %u tenants", n->n_live,
                  (unsigned long long)n->next_task_id + 1, n->n_tenants);
         kerfd__audit(n, "kerfd", "", "kerfd.start", "node", "ok",

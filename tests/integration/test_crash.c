@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_crash.c - the double-start guard: kerfd dies right after forking a task (test hook
  * KERFD_TEST_CRASH_AFTER_FORK), the restarted kerfd adopts that process instead of starting
- * the task again: one process, its pid recorded, cancel works, the audit chain verifies */
+ * the task again: one process, its pid recorded, cancel works, the audit chain verifies; a
+ * task that ended during the outage is found through its supervisor's record */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,8 +97,46 @@ static void test_crash_after_fork(void **st)
         kd_cleanup(&k);
 }
 
+/* The same window, but the task ends while kerfd is down: its supervisor's record names it
+ * (issue 8 R1), so it is neither started a second time nor recorded without its status. */
+static void test_crash_then_task_ends(void **st)
+{
+        char body[512], count[300];
+        json_t *t, *j;
+        long s;
+        kd k;
+        (void)st;
+
+        setenv("KERFD_TEST_CRASH_AFTER_FORK", "1", 1);
+        kd_setup(&k, NULL);
+        unsetenv("KERFD_TEST_CRASH_AFTER_FORK");
+        snprintf(count, sizeof(count), "%s/runs", k.dir);
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"command\":[\"/bin/sh\",\"-c\",\"echo run >> %s; "
+                 "sleep 0.3; exit 7\"]}",
+                 count);
+        j = kd_call(&k, "POST", "/v1/tasks", body, NULL, &s, NULL);
+        json_decref(j);
+        int ws = kd_wait_exit(&k, 10000);
+        assert_true(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 86);
+        kd_sleep_ms(1000); /* the task ends while no kerfd runs */
+        kd_start(&k);
+        t = kd_wait_task(&k, 1, NULL, 10000);
+        assert_non_null(t);
+        assert_string_equal(json_string_value(json_object_get(t, "state")), "failed");
+        assert_int_equal(json_integer_value(json_object_get(t, "exit_code")), 7);
+        json_decref(t);
+        char *runs = kd_read(count);
+        assert_non_null(runs);
+        assert_string_equal(runs, "run\n"); /* once */
+        free(runs);
+        kd_stop(&k);
+        kd_cleanup(&k);
+}
+
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_crash_after_fork)};
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_crash_after_fork),
+                                           cmocka_unit_test(test_crash_then_task_ends)};
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,11 @@ static int setup(void **state)
         assert_non_null(f);
         f->dir = make_tmpdir();
         assert_non_null(f->dir);
-        kerf_exec_config cfg = {.log_dir = f->dir, .leftover_grace_ms = 200, .subreaper = true};
+        kerf_exec_config cfg = {.log_dir = f->dir,
+                                .run_dir = f->dir,
+                                .supervisor = KERF_SUPERVISE_BIN,
+                                .leftover_grace_ms = 200,
+                                .subreaper = true};
         assert_int_equal(kerf_exec_new(&cfg, &f->ex), 0);
         f->next_id = 1;
         *state = f;
@@ -448,7 +452,8 @@ static void test_adopt(void **state)
 
         assert_int_equal(start(f, argv, NULL, NULL, &p, NULL), 0);
         /* A "restarted daemon": a second executor adopts the running task. */
-        kerf_exec_config cfg = {.log_dir = f->dir};
+        kerf_exec_config cfg = {
+            .log_dir = f->dir, .run_dir = f->dir, .supervisor = KERF_SUPERVISE_BIN};
         kerf_exec *ex2;
         assert_int_equal(kerf_exec_new(&cfg, &ex2), 0);
         assert_int_equal(kerf_exec_adopt(ex2, 77, p.pid, p.pgid, p.starttime + 1, NULL), -ESRCH);
@@ -494,11 +499,14 @@ static void test_run_as(void **state)
         assert_true(slurp(p.stdout_path, buf, sizeof(buf)) > 0);
         assert_string_equal(buf, "65534 65534 0\n");
 
-        /* The refusal when not root, checked in a child that drops root for good. */
+        /* The refusal when not root, checked in a child that drops root for good (with a
+         * supervisor it can reach, as for the probe). */
+        char *sup = stage_program(KERF_SUPERVISE_BIN, f->dir, "kerf-supervise");
+        assert_non_null(sup);
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                kerf_exec_config cfg = {.log_dir = "/tmp"};
+                kerf_exec_config cfg = {.log_dir = "/tmp", .run_dir = "/tmp", .supervisor = sup};
                 kerf_exec *ex;
                 if (setgid(65534) < 0 || setuid(65534) < 0 || kerf_exec_new(&cfg, &ex) < 0)
                         _exit(10);
@@ -516,6 +524,7 @@ static void test_run_as(void **state)
         assert_int_equal(waitpid(pid, &st, 0), pid);
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), 0);
+        free(sup);
         free(staged);
 }
 

@@ -171,7 +171,11 @@ static struct cg *cg_setup(kerf_fence_mode mode)
                 assert_int_equal(kerf_fence_ctx_mode(c->ctx), mode);
         print_message("fencing with cgroup %s at %s\n",
                       kerf_fence_mode_name(kerf_fence_ctx_mode(c->ctx)), c->root);
-        kerf_exec_config ecfg = {.log_dir = c->dir, .leftover_grace_ms = 200, .subreaper = true};
+        kerf_exec_config ecfg = {.log_dir = c->dir,
+                                 .run_dir = c->dir,
+                                 .supervisor = KERF_SUPERVISE_BIN,
+                                 .leftover_grace_ms = 200,
+                                 .subreaper = true};
         assert_int_equal(kerf_exec_new(&ecfg, &c->ex), 0);
         return c;
 }
