@@ -48,6 +48,8 @@ struct kerf_exec {
         char *run_dir;
         char *supervisor;
         uint32_t linger_ms;
+        bool (*keep)(void *ud, uint64_t task_id);
+        void *keep_ud;
         struct task *tasks;
         size_t n, cap;
         /* status files to remove at the next reap (their ends were returned by the last) */
@@ -105,6 +107,8 @@ int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret)
                 return r;
         }
         ex->linger_ms = cfg->leftover_grace_ms ? cfg->leftover_grace_ms : DEFAULT_LINGER;
+        ex->keep = cfg->keep;
+        ex->keep_ud = cfg->keep_ud;
         if (cfg->subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
                 int r = -errno;
                 kerf_exec_free(ex);
@@ -730,10 +734,14 @@ int kerf_exec_reap(kerf_exec *ex, uint64_t now_ms, kerf_exec_exit *ret, size_t c
 
         if (!ex || (cap && !ret))
                 return -EINVAL;
-        /* the caller has recorded what the last call returned: the records may go */
-        for (size_t i = 0; i < ex->n_collected; i++)
+        /* the caller has recorded what earlier calls returned: the records may go, except
+         * those whose end the caller has not made durable yet */
+        for (size_t i = 0; i < ex->n_collected; i++) {
+                if (ex->keep && ex->keep(ex->keep_ud, ex->collected[i]))
+                        continue;
                 unlink_status(ex, ex->collected[i]);
-        ex->n_collected = 0;
+                ex->collected[i--] = ex->collected[--ex->n_collected];
+        }
         reap_supervisors(ex);
         kerf_exec_tick(ex, now_ms);
         for (size_t i = 0; i < ex->n && out < cap;) {

@@ -81,6 +81,11 @@ typedef struct kerf_exec_config {
         /* The kerf-supervise program (absolute path), installed beside kerfd. Required;
          * kerf_exec_new() fails with -ENOENT/-EACCES when it cannot be executed. */
         const char *supervisor;
+        /* Optional: true while the caller has not yet made the end of task_id durable (its
+         * record waits to be written); the status file stays until this says false, so a
+         * crash in between still finds the true end. NULL: removed at the next reap. */
+        bool (*keep)(void *ud, uint64_t task_id);
+        void *keep_ud;
 } kerf_exec_config;
 
 /* How the task's unit is wired into its environment (docs/SHIM-CONTRACT.md). All strings

@@ -505,6 +505,11 @@ static void recover_one(kerfd_node *n, dtask *t)
         }
 }
 
+static bool keep_status(void *ud, uint64_t task)
+{
+        return kerfd__records_pending(ud, task);
+}
+
 int kerfd__recover(kerfd_node *n)
 {
         kerf_exec_config ec = {0};
@@ -587,6 +592,10 @@ int kerfd__recover(kerfd_node *n)
         ec.run_dir = run_dir;
         snprintf(sup, sizeof(sup), "%s/kerf-supervise", n->exe_dir);
         ec.supervisor = sup;
+        /* a supervisor's record of an end stays until that end is in the store (issue 8 R1
+         * with R2: a full disk and then a crash still find the true end) */
+        ec.keep = keep_status;
+        ec.keep_ud = n;
         if ((r = kerf_exec_new(&ec, &n->exec)) < 0) {
                 log_error("executor: %s%s%s", kerf_strerror(r),
                           r == -ENOENT || r == -EACCES ? ": cannot run " : "",
