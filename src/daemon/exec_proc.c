@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "exec.h"
 
 #define STATUS_MAGIC "kerf-supervise 1"
+#define STATUS_SIZE  512 /* every record, padded: see kerf__exec_status_write() */
 
 /* Reads /proc/PID/stat and returns the fields after the command name (which may contain
  * spaces and parentheses, hence the last ')'), starting with field 3 (state). */
@@ -158,9 +160,29 @@ static int write_all(int fd, const char *p, size_t n)
         return 0;
 }
 
+/* The fallback of a status write whose tmp file could not be written: overwrite the existing
+ * record (STATUS_SIZE bytes, one page) in place. `why` is returned when there is none. */
+static int in_place(const char *path, const char *text, bool durable, int why)
+{
+        struct stat sb;
+        int r, fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return why;
+        if (fstat(fd, &sb) < 0 || sb.st_size != STATUS_SIZE) {
+                close(fd);
+                return why;
+        }
+        r = pwrite(fd, text, STATUS_SIZE, 0) == STATUS_SIZE ? 0 : why;
+        if (r == 0 && durable && fsync(fd) < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
 int kerf__exec_status_write(const char *path, const kerf__exec_status *st, bool durable)
 {
-        char tmp[PATH_MAX], text[512];
+        char tmp[PATH_MAX], text[STATUS_SIZE];
         int len, fd, r = 0;
 
         if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
@@ -182,9 +204,16 @@ int kerf__exec_status_write(const char *path, const kerf__exec_status *st, bool 
                         len += snprintf(text + len, sizeof(text) - (size_t)len, "signal %d\n",
                                         s & 0x7f);
         }
+        /* Every record has the same size (padded with empty lines, which readers skip), so
+         * that when the tmp file cannot be written (a full disk) the end can still overwrite
+         * the running record in place, in blocks the file already holds (issue 8 R1 + R2). */
+        if (len >= STATUS_SIZE)
+                return -EOVERFLOW;
+        memset(text + len, '\n', STATUS_SIZE - (size_t)len);
+        len = STATUS_SIZE;
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
-                return -errno;
+                return in_place(path, text, durable, -errno);
         r = write_all(fd, text, (size_t)len);
         if (r == 0 && durable && fsync(fd) < 0)
                 r = -errno;
@@ -194,7 +223,7 @@ int kerf__exec_status_write(const char *path, const kerf__exec_status *st, bool 
                 r = -errno;
         if (r < 0) {
                 unlink(tmp);
-                return r;
+                return in_place(path, text, durable, r);
         }
         if (durable) {
                 /* the rename itself must survive a crash of the machine */

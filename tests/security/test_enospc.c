@@ -248,10 +248,66 @@ static void test_full_disk(void **st)
         kd_cleanup(&k);
 }
 
+/* A full disk and then a crash: the end of a task that exited 3 while its record could not be
+ * written is still true after kill -9 and a restart (the supervisor's status file stays until
+ * the end is in the store; issue 8 R1 with R2). */
+static void test_full_disk_then_crash(void **st)
+{
+        char cmd[1200], go[160], filler[500], body[400];
+        unsigned long long a;
+        json_t *t;
+        kd k;
+        (void)st;
+
+        kd_setup(&k, NULL);
+        kd_stop(&k);
+        snprintf(mnt, sizeof(mnt), "%s/state", k.dir);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=2m,mode=0750 tmpfs '%s' 2>&1", mnt);
+        if (system(cmd) != 0) {
+                mnt[0] = '\0';
+                kd_cleanup(&k);
+                fprintf(stderr, "SKIP test_enospc: cannot mount a tmpfs here\n");
+                skip();
+        }
+        kd_start(&k);
+        snprintf(go, sizeof(go), "/tmp/kerf-sec-enospc2-%d.go", (int)getpid());
+        unlink(go);
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"command\":[\"/bin/sh\",\"-c\","
+                 "\"while [ ! -e %s ]; do sleep 0.05; done; exit 3\"]}",
+                 go);
+        a = kd_submit(&k, body, NULL);
+        json_decref(kd_wait_task(&k, a, "running", 10000));
+        snprintf(filler, sizeof(filler), "%s/filler", mnt);
+        fill(filler);
+        int fd = open(go, O_WRONLY | O_CREAT, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        t = kd_wait_task(&k, a, "failed", 10000);
+        assert_non_null(t);
+        assert_false(durable(t));
+        json_decref(t);
+        kd_sleep_ms(600); /* several reaps pass while the end waits to be written */
+        kd_kill9(&k);
+        unlink(filler);
+        kd_start(&k);
+        t = kd_wait_task(&k, a, NULL, 10000);
+        assert_non_null(t);
+        assert_string_equal(str(t, "state"), "failed");
+        assert_int_equal(json_integer_value(json_object_get(t, "exit_code")), 3);
+        json_decref(t);
+        verify_audit(&k);
+        kd_stop(&k);
+        unlink(go);
+        unmount();
+        kd_cleanup(&k);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_full_disk),
+            cmocka_unit_test(test_full_disk_then_crash),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
