@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -105,7 +106,8 @@ typedef struct kerfd_node {
         kerf_u64map migs; /* unit id -> dunit* of every MIG instance on the device */
         size_t n_live;
         uint64_t next_task_id;
-        bool stopping, want_tick;
+        atomic_bool stopping; /* read without mu by the HTTP threads */
+        bool want_tick;
         pthread_t ticker;
         bool ticker_started;
         unsigned n_tenants;
