@@ -110,27 +110,10 @@ static void started(kerfd_node *n, struct MHD_Connection *conn, void **socket_co
         }
         c->admin = fast_admin;
         c->since_ms = mono_ms();
+        /* Counted and linked in one step, so that two accepts of one peer on two threads
+         * cannot both slip under its share. */
         pthread_mutex_lock(&conn_mu);
         count(c, &same, &non_admin);
-        pthread_mutex_unlock(&conn_mu);
-        /* Over a limit: only an admin peer on the socket may go on (NSS only on this path). */
-        if (!c->admin && (same >= cfg->max_conns_per_peer || non_admin >= cfg->max_conns)) {
-                if (!c->tcp && kerfd__peer_admin(uc.uid, uc.gid)) {
-                        c->admin = true;
-                } else {
-                        char msg[160];
-                        snprintf(msg, sizeof(msg), "%s (limits.%s)",
-                                 same >= cfg->max_conns_per_peer
-                                     ? "too many connections from your peer"
-                                     : "too many connections",
-                                 same >= cfg->max_conns_per_peer ? "max_connections_per_peer"
-                                                                 : "max_connections");
-                        refuse(c->fd, 503, "Service Unavailable", "too_many_connections", msg);
-                        c->busy = c->dead = true; /* closing: no deadline, not counted */
-                        __atomic_add_fetch(&refused_total, 1, __ATOMIC_RELAXED);
-                }
-        }
-        pthread_mutex_lock(&conn_mu);
         c->next = conns;
         if (conns)
                 conns->prev = c;
@@ -138,6 +121,23 @@ static void started(kerfd_node *n, struct MHD_Connection *conn, void **socket_co
         n_conns++;
         pthread_mutex_unlock(&conn_mu);
         *socket_context = c;
+        /* Over a limit: only an admin peer on the socket may go on (NSS only on this path). */
+        if (!c->admin && (same >= cfg->max_conns_per_peer || non_admin >= cfg->max_conns)) {
+                bool admin = !c->tcp && kerfd__peer_admin(uc.uid, uc.gid);
+                bool per_peer = same >= cfg->max_conns_per_peer;
+                pthread_mutex_lock(&conn_mu);
+                if (admin) {
+                        c->admin = true;
+                } else {
+                        refuse(c->fd, 503, "Service Unavailable", "too_many_connections",
+                               per_peer ? "too many connections from your peer "
+                                          "(limits.max_connections_per_peer)"
+                                        : "too many connections (limits.max_connections)");
+                        c->busy = c->dead = true; /* closing: no deadline, not counted */
+                        refused_total++;
+                }
+                pthread_mutex_unlock(&conn_mu);
+        }
 }
 
 void kerfd__conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -257,6 +257,6 @@ void kerfd__conn_stats(uint64_t *ret_open, uint64_t *ret_refused, uint64_t *ret_
         pthread_mutex_lock(&conn_mu);
         *ret_open = n_conns;
         *ret_cut = cut_total;
+        *ret_refused = refused_total;
         pthread_mutex_unlock(&conn_mu);
-        *ret_refused = __atomic_load_n(&refused_total, __ATOMIC_RELAXED);
 }
