@@ -1,11 +1,12 @@
 # Makefile - the two commands (run, test) and friends over CMake + CTest.
 BUILD   ?= build
 ASAN    ?= build-asan
+TSAN    ?= build-tsan
 JOBS    ?= $(shell nproc)
 CMAKE   ?= cmake
 SRCS     = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fakes/include/')
 
-.PHONY: all deps build test asan bench run format format-check clean
+.PHONY: all deps build test asan tsan bench run format format-check clean
 
 all: build
 
@@ -34,6 +35,14 @@ asan: deps
 	@$(CMAKE) --build $(ASAN) -j $(JOBS) -- --no-print-directory
 	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE nosan
 
+# ThreadSanitizer: the unit, integration and security tests (the shim's timing-bound compute
+# checks and the GPU scripts are left out: label shim/gpu, docs/DAEMON.md "Sanitizers").
+tsan: deps
+	@$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DKERF_SANITIZE=thread >/dev/null
+	@$(CMAKE) --build $(TSAN) -j $(JOBS) -- --no-print-directory
+	@cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		ctest --output-on-failure -j $(JOBS) -LE "nosan|notsan|shim|gpu|slow"
+
 bench: build
 	@$(CMAKE) --build $(BUILD) --target benchmarks -- --no-print-directory
 	@scripts/bench.sh $(BUILD)
@@ -42,4 +51,4 @@ run: build
 	@scripts/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(TSAN)

@@ -3,7 +3,9 @@
  * Under n->mu only a snapshot is taken (numbers and names; per-task rows only for tasks that
  * hold a unit, pending tasks counted per tenant/queue/state); the text is formatted after
  * n->mu is released (kreq.render), so a scrape of a large queue does not stall the API. */
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -162,17 +164,15 @@ static void snap_gpus(msnap *s, kerfd_node *n)
         }
 }
 
-static int snapshot(kreq *r, msnap *s)
+static int snapshot(kerfd_node *n, msnap *s)
 {
         static kerf_unit_info us[1024];
-        kerfd_node *n = r->node;
         uint64_t now = kerfd_now_ms();
         aindex ix = {0};
         size_t nu;
         int rc = 0;
 
-        s->admin = r->admin;
-        if (r->admin) {
+        {
                 snap_gpus(s, n);
                 s->simulated = n->simulated;
                 s->preemptions_total = n->preemptions_total;
@@ -192,13 +192,14 @@ static int snapshot(kreq *r, msnap *s)
                 nu = 1024;
         s->units = malloc((nu ? nu : 1) * sizeof(*s->units));
         s->unit_gi = malloc((nu ? nu : 1) * sizeof(*s->unit_gi));
-        if (!s->units || !s->unit_gi)
+        s->unit_tenant = calloc(nu ? nu : 1, sizeof(*s->unit_tenant));
+        if (!s->units || !s->unit_gi || !s->unit_tenant)
                 return -1;
         for (size_t i = 0; i < nu; i++) {
                 dtask *t = kerfd__live(n, us[i].task);
                 dunit *mg;
-                if (!r->admin && (!t || strcmp(t->rec.tenant, r->tenant) != 0))
-                        continue;
+                if (t)
+                        snprintf(s->unit_tenant[s->n_units], KERF_NAME_LEN, "%s", t->rec.tenant);
                 mg = us[i].kind == KERF_UNIT_MIG ? kerf_u64map_get(&n->migs, us[i].id) : NULL;
                 s->unit_gi[s->n_units] = mg ? mg->mig_gi : -1;
                 s->units[s->n_units++] = us[i];
@@ -208,8 +209,6 @@ static int snapshot(kreq *r, msnap *s)
                 return -1;
         for (unsigned i = 0; i < n->n_tenants; i++) {
                 mtenant *m = &s->tenants[s->n_tenants];
-                if (!r->admin && strcmp(n->tenants[i].cfg.name, r->tenant) != 0)
-                        continue;
                 snprintf(m->name, sizeof(m->name), "%s", n->tenants[i].cfg.name);
                 kerf_sched_tenant_usage(n->sched, m->name, m->use);
                 s->n_tenants++;
@@ -221,8 +220,6 @@ static int snapshot(kreq *r, msnap *s)
                 if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
                         continue;
                 t = n->live.vals[i];
-                if (!r->admin && strcmp(t->rec.tenant, r->tenant) != 0)
-                        continue;
                 run = !strcmp(t->rec.state, "running");
                 wait_s = (double)((t->rec.started_ms ? (uint64_t)t->rec.started_ms : now) -
                                   (uint64_t)t->rec.submitted_ms) /
@@ -241,6 +238,7 @@ static void snap_free(msnap *s)
                 return;
         free(s->units);
         free(s->unit_gi);
+        free(s->unit_tenant);
         free(s->tasks);
         free(s->agg);
         free(s->tenants);
@@ -248,6 +246,12 @@ static void snap_free(msnap *s)
 }
 
 /* ---- formatting (no lock) ---------------------------------------------------------------- */
+
+/* `only`: NULL for the admin's view, else the one tenant whose series are shown. */
+static bool shown(const char *only, const char *tenant)
+{
+        return !only || !strcmp(only, tenant);
+}
 
 static void gpus(FILE *f, const msnap *s)
 {
@@ -288,7 +292,7 @@ static void task_labels(FILE *f, const mtask *t)
         fputs("\"}", f);
 }
 
-static void tasks(FILE *f, const msnap *s)
+static void tasks(FILE *f, const msnap *s, const char *only)
 {
         static const struct {
                 const char *name, *type, *help;
@@ -313,6 +317,8 @@ static void tasks(FILE *f, const msnap *s)
                 for (size_t i = 0; i < s->n_tasks; i++) {
                         const mtask *t = &s->tasks[i];
                         double v;
+                        if (!shown(only, t->tenant))
+                                continue;
                         if (k >= 8) {
                                 if (!t->has_counters)
                                         continue;
@@ -334,6 +340,8 @@ static void tasks(FILE *f, const msnap *s)
         }
         head(f, "kerf_tasks", "gauge", "Unfinished tasks by tenant, queue and state.");
         for (size_t i = 0; i < s->n_agg; i++) {
+                if (!shown(only, s->agg[i].tenant))
+                        continue;
                 fputs("kerf_tasks{tenant=\"", f);
                 lv(f, s->agg[i].tenant);
                 fputs("\",queue=\"", f);
@@ -344,7 +352,7 @@ static void tasks(FILE *f, const msnap *s)
         head(f, "kerf_queue_oldest_wait_seconds", "gauge",
              "Wait of the oldest pending task by tenant and queue.");
         for (size_t i = 0; i < s->n_agg; i++) {
-                if (s->agg[i].state)
+                if (s->agg[i].state || !shown(only, s->agg[i].tenant))
                         continue;
                 fputs("kerf_queue_oldest_wait_seconds{tenant=\"", f);
                 lv(f, s->agg[i].tenant);
@@ -354,14 +362,14 @@ static void tasks(FILE *f, const msnap *s)
         }
 }
 
-static void tenants(FILE *f, const msnap *s)
+static void tenants(FILE *f, const msnap *s, const char *only)
 {
         static const char *res[KERF_RES_COUNT] = {"gpus", "memory", "compute", "mig_slices"};
         head(f, "kerf_tenant_usage", "gauge",
              "Quota usage of the tenant per resource (gpus, memory bytes, compute %, MIG "
              "slices).");
         for (unsigned i = 0; i < s->n_tenants; i++)
-                for (int k = 0; k < KERF_RES_COUNT; k++) {
+                for (int k = 0; k < KERF_RES_COUNT && shown(only, s->tenants[i].name); k++) {
                         fputs("kerf_tenant_usage{tenant=\"", f);
                         lv(f, s->tenants[i].name);
                         fprintf(f, "\",resource=\"%s\"} %llu\n", res[k],
@@ -370,6 +378,8 @@ static void tenants(FILE *f, const msnap *s)
         head(f, "kerf_tenant_tasks", "gauge", "Unfinished tasks of the tenant by state.");
         for (unsigned i = 0; i < s->n_tenants; i++) {
                 uint64_t cnt[2] = {0, 0};
+                if (!shown(only, s->tenants[i].name))
+                        continue;
                 for (size_t j = 0; j < s->n_agg; j++)
                         if (!strcmp(s->agg[j].tenant, s->tenants[i].name))
                                 cnt[s->agg[j].state ? 1 : 0] += s->agg[j].count;
@@ -382,11 +392,13 @@ static void tenants(FILE *f, const msnap *s)
         }
 }
 
-static void units(FILE *f, const msnap *s)
+static void units(FILE *f, const msnap *s, const char *only)
 {
         head(f, "kerf_unit_memory_bytes", "gauge", "GPU memory of the unit.");
         for (size_t i = 0; i < s->n_units; i++) {
                 const kerf_unit_info *u = &s->units[i];
+                if (only && strcmp(only, s->unit_tenant[i]) != 0)
+                        continue;
                 fprintf(f, "kerf_unit_memory_bytes{unit=\"%llu\",kind=\"%s\",gpu=\"%u\"",
                         (unsigned long long)u->id, kerf_unit_kind_name(u->kind), u->gpu);
                 if (u->kind == KERF_UNIT_MIG)
@@ -397,7 +409,7 @@ static void units(FILE *f, const msnap *s)
         }
 }
 
-static void node(FILE *f, const msnap *s)
+static void node(FILE *f, const msnap *s, const uint64_t conns[3])
 {
         head(f, "kerf_preemptions_total", "counter", "Preemptions since kerfd started.");
         fprintf(f, "kerf_preemptions_total %llu\n", (unsigned long long)s->preemptions_total);
@@ -416,19 +428,48 @@ static void node(FILE *f, const msnap *s)
         head(f, "kerf_simulated", "gauge", "1 when kerfd runs on the simulated fleet.");
         fprintf(f, "kerf_simulated %d\n", s->simulated ? 1 : 0);
         head(f, "kerf_http_connections", "gauge", "Open API connections (socket and TCP).");
-        fprintf(f, "kerf_http_connections %llu\n", (unsigned long long)s->conns_open);
+        fprintf(f, "kerf_http_connections %llu\n", (unsigned long long)conns[0]);
         head(f, "kerf_http_connections_refused_total", "counter",
              "Connections refused over limits.max_connections(_per_peer).");
-        fprintf(f, "kerf_http_connections_refused_total %llu\n",
-                (unsigned long long)s->conns_refused);
+        fprintf(f, "kerf_http_connections_refused_total %llu\n", (unsigned long long)conns[1]);
         head(f, "kerf_http_requests_cut_total", "counter",
              "Requests cut at limits.request_timeout_s.");
-        fprintf(f, "kerf_http_requests_cut_total %llu\n", (unsigned long long)s->requests_cut);
+        fprintf(f, "kerf_http_requests_cut_total %llu\n", (unsigned long long)conns[2]);
 }
+
+/* The last snapshot, reused while it is young: a snapshot costs one pass over the live
+ * tasks under n->mu, so back-to-back scrapes of a large node share one, at most
+ * SNAP_REUSE times as old as it took to build and never older than SNAP_MAX_AGE_MS. A
+ * snapshot that took under SNAP_FREE_US is never reused (small nodes: always fresh). */
+#define SNAP_REUSE      10
+#define SNAP_MAX_AGE_MS 1000
+#define SNAP_FREE_US    2000
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static msnap *cache;
+
+static void snap_put(msnap *s)
+{
+        bool last;
+        if (!s)
+                return;
+        pthread_mutex_lock(&cache_mu);
+        last = --s->refs == 0;
+        pthread_mutex_unlock(&cache_mu);
+        if (last)
+                snap_free(s);
+}
+
+typedef struct mview {
+        msnap *s;
+        bool admin;
+        char tenant[KERF_NAME_LEN];
+} mview;
 
 static void render(kreq *r)
 {
-        msnap *s = r->render_ctx;
+        mview *v = r->render_ctx;
+        const msnap *s = v->s;
+        const char *only = v->admin ? NULL : v->tenant;
         char *buf = NULL;
         size_t len = 0;
         FILE *f;
@@ -436,36 +477,73 @@ static void render(kreq *r)
         r->render = NULL;
         r->render_ctx = NULL;
         f = open_memstream(&buf, &len);
+        if (f) {
+                if (!only) {
+                        uint64_t conns[3];
+                        kerfd__conn_stats(&conns[0], &conns[1], &conns[2]);
+                        gpus(f, s);
+                        node(f, s, conns);
+                }
+                units(f, s, only);
+                tasks(f, s, only);
+                kerfd__metrics_slices(f, s, only);
+                tenants(f, s, only);
+                fclose(f);
+        }
+        snap_put(v->s);
+        free(v);
         if (!f) {
-                snap_free(s);
                 kreq_error(r, 500, "internal", "out of memory");
                 return;
         }
-        if (s->admin) {
-                kerfd__conn_stats(&s->conns_open, &s->conns_refused, &s->requests_cut);
-                gpus(f, s);
-                node(f, s);
-        }
-        units(f, s);
-        tasks(f, s);
-        kerfd__metrics_slices(f, s);
-        tenants(f, s);
-        fclose(f);
-        snap_free(s);
         r->status = 200;
         r->raw = buf;
         r->raw_len = len;
         r->ctype = "text/plain; version=0.0.4; charset=utf-8";
 }
 
+/* n->mu held: takes (or reuses) the snapshot; the text is made by render() after n->mu. */
 void kerfd_api_metrics(kreq *r)
 {
-        msnap *s = calloc(1, sizeof(*s));
-        if (!s || snapshot(r, s) < 0) {
-                snap_free(s);
-                kreq_error(r, 500, "internal", "out of memory");
-                return;
+        mview *v = calloc(1, sizeof(*v));
+        uint64_t now = kerfd_mono_ms();
+        msnap *s = NULL;
+
+        if (!v)
+                goto oom;
+        pthread_mutex_lock(&cache_mu);
+        if (cache && cache->build_us >= SNAP_FREE_US && now - cache->built_ms < SNAP_MAX_AGE_MS &&
+            (now - cache->built_ms) * 1000 < cache->build_us * SNAP_REUSE) {
+                s = cache;
+                s->refs++;
         }
+        pthread_mutex_unlock(&cache_mu);
+        if (!s) {
+                struct timespec t0, t1;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                s = calloc(1, sizeof(*s));
+                if (!s || snapshot(r->node, s) < 0) {
+                        snap_free(s);
+                        goto oom;
+                }
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                s->built_ms = now;
+                s->build_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000L +
+                                         (t1.tv_nsec - t0.tv_nsec) / 1000);
+                s->refs = 2; /* this answer and the cache */
+                pthread_mutex_lock(&cache_mu);
+                msnap *old = cache;
+                cache = s;
+                pthread_mutex_unlock(&cache_mu);
+                snap_put(old);
+        }
+        v->s = s;
+        v->admin = r->admin;
+        snprintf(v->tenant, sizeof(v->tenant), "%s", r->tenant);
         r->render = render;
-        r->render_ctx = s;
+        r->render_ctx = v;
+        return;
+oom:
+        free(v);
+        kreq_error(r, 500, "internal", "out of memory");
 }

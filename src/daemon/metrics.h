@@ -48,23 +48,26 @@ typedef struct mtenant {
         uint64_t use[KERF_RES_COUNT];
 } mtenant;
 
+/* One snapshot of the whole node (the admin's view); a tenant's answer is filtered from it
+ * when formatted. Shared by the answers formatted from it (refs, under metrics.c's lock). */
 typedef struct msnap {
-        bool admin;
+        unsigned refs;
+        uint64_t built_ms, build_us; /* when (monotonic ms) and how long it took under n->mu */
         /* node (admin) */
         size_t n_gpus;
         mgpu gpus[KERF_MAX_NODE_GPUS];
         bool simulated;
         uint64_t preemptions_total, reclaims_total, faults_total;
         uint64_t xid_class_count[KERF_XID_CLASS_COUNT];
-        uint64_t conns_open, conns_refused, requests_cut;
         /* slices node counters (admin) */
         bool shim_present, unenforced_allowed;
         uint64_t unenforced_refused_total, bypass_total, suspends_total, ctl_steps, ctl_changes;
-        /* units visible to the caller, with the MIG GI id (-1) */
+        /* units, with the MIG GI id (-1) and the tenant of their task ("" when none) */
         size_t n_units;
         kerf_unit_info *units;
         int *unit_gi;
-        /* tasks with series of their own; aggregates; tenants visible to the caller */
+        char (*unit_tenant)[KERF_NAME_LEN];
+        /* tasks with series of their own; aggregates; configured tenants */
         size_t n_tasks, cap_tasks;
         mtask *tasks;
         size_t n_agg, cap_agg;
@@ -75,7 +78,8 @@ typedef struct msnap {
 
 /* metrics_slice.c: reads t's region into *u under n->mu; false when it has none. */
 bool kerfd__metrics_slice_read(const dtask *t, msusage *u);
-/* Formats the software-slice series of the snapshot (no lock held). */
-void kerfd__metrics_slices(FILE *f, const msnap *s);
+/* Formats the software-slice series of the snapshot (no lock held); `tenant` NULL: the
+ * admin's view, else only that tenant's tasks and line. */
+void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant);
 
 #endif /* KERFD_METRICS_H */

@@ -71,7 +71,7 @@ bool kerfd__metrics_slice_read(const dtask *t, msusage *u)
         return true;
 }
 
-void kerfd__metrics_slices(FILE *f, const msnap *s)
+void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant)
 {
         msusage gpu[KERF_MAX_NODE_GPUS];
         bool gpu_has[KERF_MAX_NODE_GPUS];
@@ -82,7 +82,7 @@ void kerfd__metrics_slices(FILE *f, const msnap *s)
                         SERIES[k].help, SERIES[k].name, SERIES[k].type);
                 for (size_t i = 0; i < s->n_tasks; i++) {
                         const mtask *t = &s->tasks[i];
-                        if (!t->has_usage)
+                        if (!t->has_usage || (tenant && strcmp(t->tenant, tenant) != 0))
                                 continue;
                         fprintf(f,
                                 "kerf_slice_%s{task=\"%llu\",tenant=\"%s\",enforcement=\"%s\"} "
@@ -99,6 +99,8 @@ void kerfd__metrics_slices(FILE *f, const msnap *s)
                 for (unsigned ti = 0; ti < s->n_tenants; ti++) {
                         const char *name = s->tenants[ti].name;
                         msusage sum = {0};
+                        if (tenant && strcmp(name, tenant) != 0)
+                                continue;
                         for (size_t i = 0; i < s->n_tasks; i++)
                                 if (s->tasks[i].has_usage && !strcmp(s->tasks[i].tenant, name))
                                         sadd(&sum, &s->tasks[i].u);
@@ -106,7 +108,7 @@ void kerfd__metrics_slices(FILE *f, const msnap *s)
                                 name, sget(&sum, k));
                 }
         }
-        if (!s->admin)
+        if (tenant)
                 return;
         /* per GPU (admin: it sums every tenant's slices) */
         memset(gpu, 0, sizeof(gpu));
