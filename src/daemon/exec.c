@@ -397,6 +397,39 @@ static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
                 f->err = err < 0 ? -err : err;
         }
 }
+#ifdef KERF_SAN_RUNTIME
+/* Sanitizer builds only (make asan / make tsan; docs/DAEMON.md "Sanitizers"): the shim is
+ * built with the sanitizer, whose runtime must come first in an uninstrumented task; the
+ * runtime's own options (KERF_SAN_OPTIONS) keep leak reports out of the task's exit status. */
+static int san_env(char ***envp)
+{
+        size_t n = 0;
+        bool preload = false;
+        char **v;
+
+        while ((*envp)[n])
+                n++;
+        v = realloc(*envp, (n + 2) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        *envp = v;
+        v[n] = NULL;
+        for (size_t i = 0; i < n; i++) {
+                char *e;
+                if (strncmp(v[i], "LD_PRELOAD=", 11) != 0)
+                        continue;
+                if (asprintf(&e, "LD_PRELOAD=%s %s", KERF_SAN_RUNTIME, v[i] + 11) < 0)
+                        return -ENOMEM;
+                free(v[i]);
+                v[i] = e;
+                preload = true;
+        }
+        if (preload && !(v[n] = strdup(KERF_SAN_OPTIONS)))
+                return -ENOMEM;
+        v[n + 1] = NULL;
+        return 0;
+}
+#endif
 
 int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret,
                     kerf_exec_failure *ret_fail)
@@ -439,6 +472,10 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
                 goto fail_setup;
         }
         r = kerf__exec_build_env(sp, &p.envp);
+#ifdef KERF_SAN_RUNTIME
+        if (r >= 0)
+                r = san_env(&p.envp);
+#endif
         if (r < 0)
                 goto fail_setup;
         if (!strchr(sp->argv[0], '/')) {
