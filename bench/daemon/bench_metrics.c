@@ -9,7 +9,8 @@
  *   phase 2  the same while K threads GET /metrics in a loop (as an admin: the whole node)
  * and prints req/s, p50 and p99 of the GETs of each phase, the ratio phase 2 / phase 1, and
  * the scrape size, rate and latency. $KERFD overrides the kerfd binary.
- * usage: bench_metrics [--tasks N] [--seconds S] [--getters G] [--scrapers K]
+ * usage: bench_metrics [--tasks N] [--seconds S] [--getters G] [--scrapers K] [--scrape-ms MS]
+ * (--scrape-ms: each scraper pauses that long between scrapes; default 0, back to back)
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -29,7 +30,7 @@
 
 #include "kerf/store.h"
 
-static unsigned n_tasks = 100000, getters = 2, scrapers = 2;
+static unsigned n_tasks = 100000, getters = 2, scrapers = 2, scrape_ms;
 static double seconds = 5.0;
 static char dir[256], sock[320], cfg[320], log_path[320], db[320];
 static pid_t kpid;
@@ -256,6 +257,8 @@ static void *worker(void *arg)
                                 die("out of memory");
                 }
                 j->lat[j->n++] = now_s() - t0;
+                if (j->scrape && scrape_ms)
+                        sleep_ms(scrape_ms);
         }
         conn_fini(&c);
         return NULL;
@@ -344,6 +347,8 @@ int main(int argc, char **argv)
                         getters = (unsigned)atoi(argv[i + 1]);
                 else if (!strcmp(argv[i], "--scrapers"))
                         scrapers = (unsigned)atoi(argv[i + 1]);
+                else if (!strcmp(argv[i], "--scrape-ms"))
+                        scrape_ms = (unsigned)atoi(argv[i + 1]);
                 else
                         die("unknown flag %s", argv[i]);
         }
@@ -372,9 +377,9 @@ int main(int argc, char **argv)
                 "      mig_slices: {nominal: 0, borrow_limit: 0}\n",
                 dir, sock, KERF_SOURCE_DIR);
         fclose(f);
-        printf("== bench_metrics: %u pending tasks, %u GET threads, %u scrapers, %.0f s per "
-               "phase, %ld CPUs\n",
-               n_tasks, getters, scrapers, seconds, sysconf(_SC_NPROCESSORS_ONLN));
+        printf("== bench_metrics: %u pending tasks, %u GET threads, %u scrapers (pause %u ms), "
+               "%.0f s per phase, %ld CPUs\n",
+               n_tasks, getters, scrapers, scrape_ms, seconds, sysconf(_SC_NPROCESSORS_ONLN));
         kd_start();
         hi = fill(&lo);
         double t0 = now_s();
