@@ -30,7 +30,7 @@ else
         echo "bench.sh: $B/bench_kerfd missing: build the 'benchmarks' target first" >&2
         exit 1
 fi
-echo "== f. kerfd with 100k pending tasks: task GETs without and with two /metrics scrapers"
+echo "== d2. kerfd with 100k pending tasks: task GETs without and with two /metrics scrapers"
 if [ -x "$B/bench_metrics" ]; then
         "$B/bench_metrics" --tasks 100000 --seconds 4
 else
