@@ -40,7 +40,7 @@ asan: deps
 tsan: deps
 	@$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DKERF_SANITIZE=thread >/dev/null
 	@$(CMAKE) --build $(TSAN) -j $(JOBS) -- --no-print-directory
-	@cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	@cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		ctest --output-on-failure -j $(JOBS) -LE "nosan|notsan|shim|gpu|slow"
 
 bench: build

@@ -400,10 +400,12 @@ static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
 #ifdef KERF_SAN_RUNTIME
 /* Sanitizer builds only (make asan / make tsan; docs/DAEMON.md "Sanitizers"): the shim is
  * built with the sanitizer, whose runtime must come first in an uninstrumented task; the
- * runtime's own options (KERF_SAN_OPTIONS) keep leak reports out of the task's exit status. */
+ * runtime's own options (KERF_SAN_OPTIONS) keep leak reports out of the task's exit status.
+ * ThreadSanitizer's runtime cannot be preloaded into an uninstrumented program (the task
+ * crashes): under make tsan tasks run without the shim (KERF_SAN_NO_PRELOAD). */
 static int san_env(char ***envp)
 {
-        size_t n = 0;
+        size_t n = 0, k = 0;
         bool preload = false;
         char **v;
 
@@ -416,17 +418,24 @@ static int san_env(char ***envp)
         v[n] = NULL;
         for (size_t i = 0; i < n; i++) {
                 char *e;
-                if (strncmp(v[i], "LD_PRELOAD=", 11) != 0)
+                if (strncmp(v[i], "LD_PRELOAD=", 11) != 0) {
+                        v[k++] = v[i];
                         continue;
+                }
+#ifdef KERF_SAN_NO_PRELOAD
+                free(v[i]);
+                continue;
+#endif
                 if (asprintf(&e, "LD_PRELOAD=%s %s", KERF_SAN_RUNTIME, v[i] + 11) < 0)
                         return -ENOMEM;
                 free(v[i]);
-                v[i] = e;
+                v[k++] = e;
                 preload = true;
         }
-        if (preload && !(v[n] = strdup(KERF_SAN_OPTIONS)))
+        v[k] = NULL;
+        if (preload && !(v[k] = strdup(KERF_SAN_OPTIONS)))
                 return -ENOMEM;
-        v[n + 1] = NULL;
+        v[k + 1] = NULL;
         return 0;
 }
 #endif

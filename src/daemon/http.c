@@ -136,6 +136,41 @@ typedef struct conn_state {
         size_t cap;
 } conn_state;
 
+/* Turns a JSON answer into its text (r->raw). Called under n->mu for the API's answers: their
+ * JSON may share (borrowed, incref'd) values with live tasks that the ticker frees once
+ * n->mu is released, so it is encoded before (TSan, issue 8 D4). */
+static void encode(kreq *r)
+{
+        char *text;
+        size_t len;
+
+        if (!r->out)
+                return;
+        if (json_is_object(r->out) && r->node->simulated)
+                json_object_set_new(r->out, "simulated", json_true());
+        text = json_dumps(r->out, JSON_COMPACT);
+        json_decref(r->out);
+        r->out = NULL;
+        if (!text) {
+                text = strdup("{\"error\":\"internal\",\"message\":\"encoding\"}");
+                r->status = 500;
+                if (!text)
+                        return;
+        }
+        len = strlen(text);
+        /* newline-terminated for curl users */
+        char *t2 = realloc(text, len + 2);
+        if (t2) {
+                text = t2;
+                text[len++] = '\n';
+                text[len] = 0;
+        }
+        free(r->raw);
+        r->raw = text;
+        r->raw_len = len;
+        r->ctype = "application/json";
+}
+
 static enum MHD_Result send_answer(kreq *r)
 {
         struct MHD_Response *resp;
@@ -144,23 +179,8 @@ static enum MHD_Result send_answer(kreq *r)
         char *text;
         size_t len;
 
-        if (r->out) {
-                if (json_is_object(r->out) && r->node->simulated)
-                        json_object_set_new(r->out, "simulated", json_true());
-                text = json_dumps(r->out, JSON_COMPACT);
-                if (!text) {
-                        text = strdup("{\"error\":\"internal\",\"message\":\"encoding\"}");
-                        r->status = 500;
-                }
-                len = strlen(text);
-                /* newline-terminated for curl users */
-                char *t2 = realloc(text, len + 2);
-                if (t2) {
-                        text = t2;
-                        text[len++] = '\n';
-                        text[len] = 0;
-                }
-        } else if (r->raw) {
+        encode(r);
+        if (r->raw) {
                 text = r->raw;
                 len = r->raw_len;
                 r->raw = NULL;
@@ -247,6 +267,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 pthread_mutex_lock(&n->mu);
                 if (identify(&cs->r))
                         kerfd_api_dispatch(&cs->r);
+                encode(&cs->r);
                 pthread_mutex_unlock(&n->mu);
                 if (cs->r.render)
                         cs->r.render(&cs->r);
