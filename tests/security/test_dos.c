@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -286,13 +287,52 @@ static void test_metrics_pending(void **st)
         json_decref(kd_call(&K, "POST", path, "{\"grace_s\":0}", NULL, &s, NULL));
 }
 
+/* Over TCP one address gets its share (limits.max_connections_per_peer), no more; the
+ * socket and other addresses are not held up. */
+static void test_tcp_per_address(void **st)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET};
+        socklen_t sl = sizeof(sa);
+        int fds[PER_PEER + 8], lfd = socket(AF_INET, SOCK_STREAM, 0), kept = 0, refused = 0;
+        char extra[64];
+        unsigned port;
+        kd t;
+        long s;
+
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+        port = ntohs(sa.sin_port);
+        close(lfd);
+        snprintf(extra, sizeof(extra), "listen_tcp: 127.0.0.1:%u\n", port);
+        kd_setup(&t, extra);
+        for (int i = 0; i < PER_PEER + 8; i++) {
+                fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+                (void)send(fds[i], "GET /v1/health HTTP/1.1\r\nHost: k\r\n", 34, MSG_NOSIGNAL);
+        }
+        kd_sleep_ms(800);
+        for (int i = 0; i < PER_PEER + 8; i++) {
+                if (closed_within(fds[i], 1))
+                        refused++;
+                else
+                        kept++;
+                close(fds[i]);
+        }
+        fprintf(stderr, "tcp, one address: %d kept, %d refused\n", kept, refused);
+        assert_int_equal(kept, PER_PEER);
+        json_decref(kd_call(&t, "GET", "/v1/health", NULL, NULL, &s, NULL));
+        assert_int_equal(s, 200);
+        kd_stop(&t);
+        kd_cleanup(&t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_big_body),
-            cmocka_unit_test(test_deadline),
-            cmocka_unit_test(test_slowloris),
-            cmocka_unit_test(test_metrics_pending),
+            cmocka_unit_test(test_big_body),        cmocka_unit_test(test_deadline),
+            cmocka_unit_test(test_slowloris),       cmocka_unit_test(test_metrics_pending),
+            cmocka_unit_test(test_tcp_per_address),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
