@@ -134,7 +134,13 @@ static bool identify(kreq *r)
 typedef struct conn_state {
         kreq r;
         size_t cap;
+        bool answered; /* 413 queued before the body */
 } conn_state;
+
+/* A body over limits.max_body by at most this much is read and dropped, then answered 413:
+ * clients that send the whole body before they read see the answer (an early answer closes
+ * the connection under them). A larger one is answered at once and never read. */
+#define DRAIN_MAX (1024 * 1024)
 
 /* Turns a JSON answer into its text (r->raw). Called under n->mu for the API's answers: their
  * JSON may share (borrowed, incref'd) values with live tasks that the ticker frees once
@@ -222,27 +228,36 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 cs->r.method = method;
                 snprintf(cs->r.path, sizeof(cs->r.path), "%s", url);
                 cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-                if (cl && strtoull(cl, NULL, 10) > n->cfg.max_body) {
+                if (cl && strtoull(cl, NULL, 10) > n->cfg.max_body + DRAIN_MAX) {
                         /* Answered before the body is read: libmicrohttpd then stops reading
                          * and closes the connection after the answer. */
-                        cs->r.too_large = true;
+                        cs->r.too_large = cs->answered = true;
                         kerfd__conn_quiet(conn);
                         kreq_error(&cs->r, 413, "too_large",
                                    "request body of %s bytes is over %llu (limits.max_body)", cl,
                                    (unsigned long long)n->cfg.max_body);
                         return send_answer(&cs->r);
                 }
+                if (cl && strtoull(cl, NULL, 10) > n->cfg.max_body)
+                        cs->r.too_large = true; /* read and dropped (DRAIN_MAX) */
                 return MHD_YES;
         }
-        if (cs->r.too_large) /* answered already; nothing more is read */
+        if (cs->answered) /* nothing more is read */
                 return *upload_data_size ? MHD_NO : MHD_YES;
         if (*upload_data_size) {
                 size_t add = *upload_data_size;
                 *upload_data_size = 0;
-                /* A chunked body past the limit: no answer can be queued mid-body, so the
-                 * connection is closed. */
-                if (cs->r.len + add > n->cfg.max_body)
-                        return MHD_NO;
+                if (!cs->r.too_large && cs->r.len + add > n->cfg.max_body) {
+                        /* a chunked body past the limit: dropped from here on */
+                        cs->r.too_large = true;
+                        free(cs->r.body);
+                        cs->r.body = NULL;
+                        cs->cap = 0;
+                }
+                if (cs->r.too_large) {
+                        cs->r.len += add;
+                        return cs->r.len > n->cfg.max_body + DRAIN_MAX ? MHD_NO : MHD_YES;
+                }
                 if (cs->r.len + add + 1 > cs->cap) {
                         size_t nc = cs->cap ? cs->cap * 2 : 1024;
                         while (nc < cs->r.len + add + 1)
@@ -257,6 +272,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 cs->r.len += add;
                 cs->r.body[cs->r.len] = 0;
                 return MHD_YES;
+        }
+        if (cs->r.too_large) {
+                kerfd__conn_busy(conn, true);
+                kreq_error(&cs->r, 413, "too_large",
+                           "request body over %llu bytes (limits.max_body)",
+                           (unsigned long long)n->cfg.max_body);
+                return send_answer(&cs->r);
         }
         kerfd__conn_busy(conn, true);
         if (atomic_load(&n->stopping)) {
