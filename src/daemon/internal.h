@@ -5,7 +5,6 @@
 
 #include <jansson.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -106,7 +105,7 @@ typedef struct kerfd_node {
         kerf_u64map migs; /* unit id -> dunit* of every MIG instance on the device */
         size_t n_live;
         uint64_t next_task_id;
-        atomic_bool stopping; /* read without mu by the HTTP threads */
+        _Atomic bool stopping; /* read without mu by the HTTP threads */
         bool want_tick;
         pthread_t ticker;
         bool ticker_started;
