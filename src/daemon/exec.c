@@ -402,7 +402,9 @@ static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
  * built with the sanitizer, whose runtime must come first in an uninstrumented task; the
  * runtime's own options (KERF_SAN_OPTIONS) keep leak reports out of the task's exit status.
  * ThreadSanitizer's runtime cannot be preloaded into an uninstrumented program (the task
- * crashes): under make tsan tasks run without the shim (KERF_SAN_NO_PRELOAD). */
+ * crashes): under make tsan tasks run without the shim (KERF_SAN_NO_PRELOAD). Only kerfd
+ * turns it on (main.c): the executor's unit tests see the environment as built. */
+bool kerf__exec_san_env;
 static int san_env(char ***envp)
 {
         size_t n = 0, k = 0;
@@ -482,7 +484,7 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
         }
         r = kerf__exec_build_env(sp, &p.envp);
 #ifdef KERF_SAN_RUNTIME
-        if (r >= 0)
+        if (r >= 0 && kerf__exec_san_env)
                 r = san_env(&p.envp);
 #endif
         if (r < 0)
