@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench.sh - runs every benchmark (issue 2 §6, issue 4 §12, issue 7 §8) and prints the results: scripts/bench.sh BUILD
+# bench.sh - runs every benchmark (issue 2 §6, issue 4 §12, issue 7 §8, issue 8 D3) and prints the results: scripts/bench.sh BUILD
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -28,6 +28,13 @@ if [ -x "$B/bench_kerfd" ]; then
         "$B/bench_kerfd" --seconds 3 --runs 3 --threads 4 --records 100000 --pending 10
 else
         echo "bench.sh: $B/bench_kerfd missing: build the 'benchmarks' target first" >&2
+        exit 1
+fi
+echo "== d2. kerfd with 100k pending tasks: task GETs without and with two /metrics scrapers"
+if [ -x "$B/bench_metrics" ]; then
+        "$B/bench_metrics" --tasks 100000 --seconds 4
+else
+        echo "bench.sh: $B/bench_metrics missing: build the 'benchmarks' target first" >&2
         exit 1
 fi
 echo "== e. the shim (libkerf-cuda.so) on the simulated driver: launch cost and share accuracy"

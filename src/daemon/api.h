@@ -26,9 +26,7 @@ bool kerfd__store_refuse(kreq *r);
 void kerfd_api_units(kreq *r, const char *idp);
 void kerfd_api_gpus(kreq *r);
 void kerfd_api_queues(kreq *r);
-/* metrics.c */
+/* metrics.c: snapshots under n->mu, formats after (metrics.h) */
 void kerfd_api_metrics(kreq *r);
-/* metrics_slice.c: the software-slice series (usage vs grant, per task, tenant and GPU) */
-void kerfd__metrics_slices(FILE *f, kreq *r);
 
 #endif /* KERFD_API_H */

@@ -59,6 +59,10 @@ void kerfd_config_defaults(kerfd_config *c)
         c->tick_ms = 50;
         c->grace_s = 10;
         c->threads = 4;
+        c->max_conns = 256;
+        c->max_conns_per_peer = 32;
+        c->admin_conns = 32;
+        c->request_timeout_s = 10;
         c->min_lease_s = 30;
         snprintf(c->fencing, sizeof(c->fencing), "auto");
         kerf_policy_default(&c->policy);
@@ -662,6 +666,18 @@ static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 } else if (!strcmp(ks, "threads")) {
                         r = get_range(x, vn, ks, 1, 256, &v);
                         c->threads = (unsigned)v;
+                } else if (!strcmp(ks, "max_connections")) {
+                        r = get_range(x, vn, ks, 1, 100000, &v);
+                        c->max_conns = (unsigned)v;
+                } else if (!strcmp(ks, "max_connections_per_peer")) {
+                        r = get_range(x, vn, ks, 1, 100000, &v);
+                        c->max_conns_per_peer = (unsigned)v;
+                } else if (!strcmp(ks, "admin_connections")) {
+                        r = get_range(x, vn, ks, 1, 10000, &v);
+                        c->admin_conns = (unsigned)v;
+                } else if (!strcmp(ks, "request_timeout_s")) {
+                        r = get_range(x, vn, ks, 1, 3600, &v);
+                        c->request_timeout_s = (unsigned)v;
                 } else if (!strcmp(ks, "min_lease_s")) {
                         r = get_range(x, vn, ks, 1, 3600, &v);
                         c->min_lease_s = (unsigned)v;
@@ -669,7 +685,9 @@ static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                         r = fail(x, k,
                                  "limits: unknown key \"%s\" (max_body, max_tasks, submit_rate, "
                                  "min_lease_s, "
-                                 "submit_burst, tick_ms, grace_s, threads)",
+                                 "submit_burst, tick_ms, grace_s, threads, max_connections, "
+                                 "max_connections_per_peer, admin_connections, "
+                                 "request_timeout_s)",
                                  ks);
                 if (r < 0)
                         return r;

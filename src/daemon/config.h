@@ -60,6 +60,13 @@ typedef struct kerfd_config {
         unsigned grace_s;      /* default SIGTERM -> SIGKILL grace */
         unsigned threads;      /* HTTP worker threads */
         unsigned min_lease_s;  /* shortest lease /v1/attach accepts (default 30) */
+
+        /* connections (docs/DAEMON.md "Connections") */
+        unsigned max_conns;          /* limits.max_connections: non-admin, per listener */
+        unsigned max_conns_per_peer; /* limits.max_connections_per_peer: per uid / address */
+        unsigned admin_conns;        /* limits.admin_connections: socket slots kept for admins */
+        unsigned request_timeout_s;  /* limits.request_timeout_s: headers + body deadline */
+
         /* device fencing (docs/SECURITY.md): "auto" (on when root and the host can), "off",
          * "v1" or "v2" (forced); cgroup root and device directory ("" = defaults) */
         char fencing[8];

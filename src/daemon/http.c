@@ -3,6 +3,7 @@
  * peer credentials and bearer tokens; hands complete requests to api.c */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
@@ -73,6 +74,11 @@ static bool uid_is_admin(uid_t uid, gid_t gid)
         return false;
 }
 
+bool kerfd__peer_admin(uid_t uid, gid_t gid)
+{
+        return uid_is_admin(uid, gid);
+}
+
 static int token_check(kerfd_node *n, const char *tok, char tenant[KERF_NAME_LEN])
 {
         return kerf_store_token_verify(n->store, tok, tenant, NULL);
@@ -137,7 +143,48 @@ static bool identify(kreq *r)
 typedef struct conn_state {
         kreq r;
         size_t cap;
+        bool answered; /* 413 queued before the body */
 } conn_state;
+
+/* A body over limits.max_body by at most this much is read and dropped, then answered 413:
+ * clients that send the whole body before they read see the answer (an early answer closes
+ * the connection under them). A larger one is answered at once and never read. */
+#define DRAIN_MAX (1024 * 1024)
+
+/* Turns a JSON answer into its text (r->raw). Called under n->mu for the API's answers: their
+ * JSON may share (borrowed, incref'd) values with live tasks that the ticker frees once
+ * n->mu is released, so it is encoded before (TSan, issue 8 D4). */
+static void encode(kreq *r)
+{
+        char *text;
+        size_t len;
+
+        if (!r->out)
+                return;
+        if (json_is_object(r->out) && r->node->simulated)
+                json_object_set_new(r->out, "simulated", json_true());
+        text = json_dumps(r->out, JSON_COMPACT);
+        json_decref(r->out);
+        r->out = NULL;
+        if (!text) {
+                text = strdup("{\"error\":\"internal\",\"message\":\"encoding\"}");
+                r->status = 500;
+                if (!text)
+                        return;
+        }
+        len = strlen(text);
+        /* newline-terminated for curl users */
+        char *t2 = realloc(text, len + 2);
+        if (t2) {
+                text = t2;
+                text[len++] = '\n';
+                text[len] = 0;
+        }
+        free(r->raw);
+        r->raw = text;
+        r->raw_len = len;
+        r->ctype = "application/json";
+}
 
 static enum MHD_Result send_answer(kreq *r)
 {
@@ -147,23 +194,8 @@ static enum MHD_Result send_answer(kreq *r)
         char *text;
         size_t len;
 
-        if (r->out) {
-                if (json_is_object(r->out) && r->node->simulated)
-                        json_object_set_new(r->out, "simulated", json_true());
-                text = json_dumps(r->out, JSON_COMPACT);
-                if (!text) {
-                        text = strdup("{\"error\":\"internal\",\"message\":\"encoding\"}");
-                        r->status = 500;
-                }
-                len = strlen(text);
-                /* newline-terminated for curl users */
-                char *t2 = realloc(text, len + 2);
-                if (t2) {
-                        text = t2;
-                        text[len++] = '\n';
-                        text[len] = 0;
-                }
-        } else if (r->raw) {
+        encode(r);
+        if (r->raw) {
                 text = r->raw;
                 len = r->raw_len;
                 r->raw = NULL;
@@ -205,16 +237,35 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 cs->r.method = method;
                 snprintf(cs->r.path, sizeof(cs->r.path), "%s", url);
                 cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+                if (cl && strtoull(cl, NULL, 10) > n->cfg.max_body + DRAIN_MAX) {
+                        /* Answered before the body is read: libmicrohttpd then stops reading
+                         * and closes the connection after the answer. */
+                        cs->r.too_large = cs->answered = true;
+                        kerfd__conn_quiet(conn);
+                        kreq_error(&cs->r, 413, "too_large",
+                                   "request body of %s bytes is over %llu (limits.max_body)", cl,
+                                   (unsigned long long)n->cfg.max_body);
+                        return send_answer(&cs->r);
+                }
                 if (cl && strtoull(cl, NULL, 10) > n->cfg.max_body)
-                        cs->r.too_large = true;
+                        cs->r.too_large = true; /* read and dropped (DRAIN_MAX) */
                 return MHD_YES;
         }
+        if (cs->answered) /* nothing more is read */
+                return *upload_data_size ? MHD_NO : MHD_YES;
         if (*upload_data_size) {
                 size_t add = *upload_data_size;
                 *upload_data_size = 0;
-                if (cs->r.too_large || cs->r.len + add > n->cfg.max_body) {
+                if (!cs->r.too_large && cs->r.len + add > n->cfg.max_body) {
+                        /* a chunked body past the limit: dropped from here on */
                         cs->r.too_large = true;
-                        return MHD_YES;
+                        free(cs->r.body);
+                        cs->r.body = NULL;
+                        cs->cap = 0;
+                }
+                if (cs->r.too_large) {
+                        cs->r.len += add;
+                        return cs->r.len > n->cfg.max_body + DRAIN_MAX ? MHD_NO : MHD_YES;
                 }
                 if (cs->r.len + add + 1 > cs->cap) {
                         size_t nc = cs->cap ? cs->cap * 2 : 1024;
@@ -232,17 +283,25 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 return MHD_YES;
         }
         if (cs->r.too_large) {
+                kerfd__conn_busy(conn, true);
                 kreq_error(&cs->r, 413, "too_large",
                            "request body over %llu bytes (limits.max_body)",
                            (unsigned long long)n->cfg.max_body);
-        } else if (n->stopping) {
+                return send_answer(&cs->r);
+        }
+        kerfd__conn_busy(conn, true);
+        if (atomic_load(&n->stopping)) {
                 kreq_error(&cs->r, 503, "unavailable", "kerfd is shutting down");
         } else {
-                /* One daemon mutex around the node state; API handlers are short. */
+                /* One daemon mutex around the node state; API handlers are short. What may
+                 * run under it: docs/DAEMON.md "The daemon mutex". */
                 pthread_mutex_lock(&n->mu);
                 if (identify(&cs->r))
                         kerfd_api_dispatch(&cs->r);
+                encode(&cs->r);
                 pthread_mutex_unlock(&n->mu);
+                if (cs->r.render)
+                        cs->r.render(&cs->r);
         }
         return send_answer(&cs->r);
 }
@@ -251,6 +310,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
         conn_state *cs = *con_cls;
+        kerfd__conn_busy(conn, false);
         if (!cs)
                 return;
         free(cs->r.body);
@@ -261,106 +321,59 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         *con_cls = NULL;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-        char tmp[4096];
-        snprintf(tmp, sizeof(tmp), "%s", path);
-        for (char *p = tmp + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = 0;
-                if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
-static int bind_unix(const char *path)
-{
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        char dir[4096], *slash;
-        int fd, r;
-
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        snprintf(dir, sizeof(dir), "%s", path);
-        slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
-                *slash = 0;
-                if ((r = mkdir_p(dir, 0750)) < 0)
-                        return r;
-                if (geteuid() == 0)
-                        (void)chmod(dir, 0750);
-                if (have_kerf_gid && geteuid() == 0)
-                        (void)chown(dir, 0, kerf_gid);
-        }
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        /* A stale socket from a killed kerfd: refuse only if someone answers on it. */
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-                close(fd);
-                return -EADDRINUSE;
-        }
-        close(fd);
-        (void)unlink(path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        mode_t old = umask(0117);
-        r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-        umask(old);
-        if (r < 0 || chmod(path, 0660) < 0 || listen(fd, 512) < 0) {
-                r = -errno;
-                close(fd);
-                return r;
-        }
-        if (have_kerf_gid && geteuid() == 0)
-                (void)chown(path, 0, kerf_gid);
-        snprintf(sock_path, sizeof(sock_path), "%s", path);
-        return fd;
-}
-
 int kerfd_http_start(kerfd_node *n)
 {
         struct group gr, *gp = NULL;
-        char buf[4096];
+        char buf[4096], err[512];
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+        /* Admins keep limits.admin_connections slots of the socket that no other peer can
+         * take (http_conn.c refuses a non-admin past limits.max_connections). */
+        unsigned unix_cap = n->cfg.max_conns + n->cfg.admin_conns;
         int fd;
 
         if (getgrnam_r("kerf", &gr, buf, sizeof(buf), &gp) == 0 && gp) {
                 kerf_gid = gp->gr_gid;
                 have_kerf_gid = true;
         }
-        fd = bind_unix(n->cfg.socket);
+        fd = kerfd__sock_bind(n->cfg.socket, have_kerf_gid, kerf_gid, err, sizeof(err));
         if (fd < 0) {
-                log_error("cannot listen on %s: %s", n->cfg.socket, strerror(-fd));
+                log_error("cannot listen on %s: %s", n->cfg.socket, err);
                 return fd;
         }
-        unix_d = MHD_start_daemon(flags, 0, NULL, NULL, handler, n, MHD_OPTION_LISTEN_SOCKET, fd,
-                                  MHD_OPTION_THREAD_POOL_SIZE, (unsigned)n->cfg.threads,
-                                  MHD_OPTION_NOTIFY_COMPLETED, completed, n,
-                                  MHD_OPTION_CONNECTION_TIMEOUT, 60U, MHD_OPTION_END);
-        if (!unix_d) {
-                log_error("libmicrohttpd could not start on %s", n->cfg.socket);
+        snprintf(sock_path, sizeof(sock_path), "%.*s", (int)sizeof(sock_path) - 1, n->cfg.socket);
+        if (kerfd__conn_start(n) < 0) {
+                log_error("cannot start the request deadline thread");
                 close(fd);
                 unlink(sock_path);
                 return -EIO;
         }
-        log_info("listening on unix:%s", n->cfg.socket);
+        unix_d = MHD_start_daemon(
+            flags, 0, NULL, NULL, handler, n, MHD_OPTION_LISTEN_SOCKET, fd,
+            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)n->cfg.threads, MHD_OPTION_NOTIFY_COMPLETED,
+            completed, n, MHD_OPTION_NOTIFY_CONNECTION, kerfd__conn_notify, n,
+            MHD_OPTION_CONNECTION_LIMIT, unix_cap, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)n->cfg.request_timeout_s * 2 + 1, MHD_OPTION_END);
+        if (!unix_d) {
+                log_error("libmicrohttpd could not start on %s", n->cfg.socket);
+                close(fd);
+                kerfd_http_stop();
+                return -EIO;
+        }
+        log_info("listening on unix:%s (connections: %u per peer, %u in all, %u more for admins; "
+                 "requests within %u s)",
+                 n->cfg.socket, n->cfg.max_conns_per_peer, n->cfg.max_conns, n->cfg.admin_conns,
+                 n->cfg.request_timeout_s);
         if (n->cfg.tcp_port) {
                 struct sockaddr_in sin = {.sin_family = AF_INET,
                                           .sin_port = htons((uint16_t)n->cfg.tcp_port)};
                 sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-                tcp_d = MHD_start_daemon(flags, (uint16_t)n->cfg.tcp_port, NULL, NULL, handler, n,
-                                         MHD_OPTION_SOCK_ADDR, &sin, MHD_OPTION_THREAD_POOL_SIZE,
-                                         (unsigned)n->cfg.threads, MHD_OPTION_NOTIFY_COMPLETED,
-                                         completed, n, MHD_OPTION_CONNECTION_TIMEOUT, 60U,
-                                         MHD_OPTION_END);
+                tcp_d = MHD_start_daemon(
+                    flags, (uint16_t)n->cfg.tcp_port, NULL, NULL, handler, n, MHD_OPTION_SOCK_ADDR,
+                    &sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)n->cfg.threads,
+                    MHD_OPTION_NOTIFY_COMPLETED, completed, n, MHD_OPTION_NOTIFY_CONNECTION,
+                    kerfd__conn_notify, n, MHD_OPTION_CONNECTION_LIMIT, n->cfg.max_conns,
+                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)n->cfg.request_timeout_s * 2 + 1,
+                    MHD_OPTION_END);
                 if (!tcp_d) {
                         log_error("cannot listen on 127.0.0.1:%u", n->cfg.tcp_port);
                         kerfd_http_stop();
@@ -380,6 +393,7 @@ void kerfd_http_stop(void)
         if (unix_d)
                 MHD_stop_daemon(unix_d);
         tcp_d = unix_d = NULL;
+        kerfd__conn_stop();
         if (sock_path[0])
                 unlink(sock_path);
         sock_path[0] = 0;

@@ -31,6 +31,10 @@ typedef struct kreq {
         char *raw;   /* or a raw body (owned, malloc) */
         size_t raw_len;
         const char *ctype; /* content type of raw */
+        /* Set by a handler that snapshots under n->mu: called after n->mu is released to
+         * build the answer from `render_ctx` (which it frees). /metrics uses it. */
+        void (*render)(struct kreq *r);
+        void *render_ctx;
 } kreq;
 
 /* Starts the listeners (Unix socket bound here, optional loopback TCP). 0 or -errno. */
@@ -43,6 +47,29 @@ void kreq_json(kreq *r, unsigned status, json_t *j);
 void kreq_error(kreq *r, unsigned status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const char *kreq_arg(kreq *r, const char *name);
+
+/* http.c: true for an admin peer (uid 0, kerfd's uid, group kerf); may call NSS. */
+bool kerfd__peer_admin(uid_t uid, gid_t gid);
+
+/* http_sock.c: binds and listens on the Unix socket `path`, creating its directory (0750,
+ * group kerf when have_gid and root) only when missing; an existing directory is never
+ * changed and must be owned by kerfd's user or root and not writable by others without the
+ * sticky bit. Returns the listening fd, or -errno with the reason in err. */
+int kerfd__sock_bind(const char *path, bool have_gid, gid_t gid, char *err, size_t errlen);
+
+/* http_conn.c: connection limits (docs/DAEMON.md "Connections"). The notify callback is
+ * MHD_OPTION_NOTIFY_CONNECTION's (cls: the node); it refuses a peer over its share with a 503.
+ * _busy marks a connection whose request arrived whole (true) or was answered (false: the
+ * next request's deadline starts); _quiet one answered early (413, body not read). */
+void kerfd__conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe);
+void kerfd__conn_busy(struct MHD_Connection *conn, bool busy);
+void kerfd__conn_quiet(struct MHD_Connection *conn);
+/* Starts / stops the thread that cuts requests older than limits.request_timeout_s. */
+int kerfd__conn_start(kerfd_node *n);
+void kerfd__conn_stop(void);
+/* Open connections, connections refused over a limit, requests cut at the deadline. */
+void kerfd__conn_stats(uint64_t *ret_open, uint64_t *ret_refused, uint64_t *ret_cut);
 
 /* api.c: routes one request (body complete). */
 void kerfd_api_dispatch(kreq *r);

@@ -110,7 +110,8 @@ typedef struct kerfd_node {
         kerf_u64map migs; /* unit id -> dunit* of every MIG instance on the device */
         size_t n_live;
         uint64_t next_task_id;
-        bool stopping, want_tick;
+        _Atomic bool stopping; /* read without mu by the HTTP threads */
+        bool want_tick;
         pthread_t ticker;
         bool ticker_started;
         unsigned n_tenants;

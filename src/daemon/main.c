@@ -50,6 +50,10 @@ static void usage(FILE *f)
 
 static kerfd_node node;
 
+#ifdef KERF_SAN_RUNTIME
+extern bool kerf__exec_san_env; /* exec.c: sanitizer builds only (docs/DAEMON.md "Sanitizers") */
+#endif
+
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
@@ -130,6 +134,9 @@ int main(int argc, char **argv)
         sigaddset(&set, SIGHUP);
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
+#ifdef KERF_SAN_RUNTIME
+        kerf__exec_san_env = true;
+#endif
         log_info("kerfd %s starting (config %s, state %s)", KERFD_VERSION,
                  config ? config : "defaults", cfg.state_dir);
         if ((r = kerfd_node_start(&node, &cfg, dirname(exe))) < 0) {

@@ -4,14 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api.h"
+#include "metrics.h"
 #include "kerf/slice_abi.h"
-
-/* What one region says, in the units the series use. */
-typedef struct susage {
-        double mem_used, mem_peak, mem_limit, compute_used, compute_allowed, throttled_s;
-        double denied, held;
-} susage;
 
 enum {
         S_MEM_USED,
@@ -41,7 +35,7 @@ static const struct {
                 "Launches that waited (compute credit, suspend, yield)."},
 };
 
-static double sget(const susage *u, int k)
+static double sget(const msusage *u, int k)
 {
         const double v[S_COUNT] = {
             u->mem_used,        u->mem_peak,    u->mem_limit, u->compute_used,
@@ -49,7 +43,7 @@ static double sget(const susage *u, int k)
         return v[k];
 }
 
-static void sadd(susage *a, const susage *b)
+static void sadd(msusage *a, const msusage *b)
 {
         a->mem_used += b->mem_used;
         a->mem_peak += b->mem_peak;
@@ -61,7 +55,7 @@ static void sadd(susage *a, const susage *b)
         a->held += b->held;
 }
 
-static bool read_usage(const dtask *t, susage *u)
+bool kerfd__metrics_slice_read(const dtask *t, msusage *u)
 {
         const struct kerf_slice_region *r = t->region;
         if (!r)
@@ -77,40 +71,24 @@ static bool read_usage(const dtask *t, susage *u)
         return true;
 }
 
-static bool visible(const kreq *r, const dtask *t)
+void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant)
 {
-        return r->admin || !strcmp(t->rec.tenant, r->tenant);
-}
+        msusage gpu[KERF_MAX_NODE_GPUS];
+        bool gpu_has[KERF_MAX_NODE_GPUS];
 
-static dtask *nth_live(kerfd_node *n, size_t i)
-{
-        if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                return NULL;
-        return n->live.vals[i];
-}
-
-void kerfd__metrics_slices(FILE *f, kreq *r)
-{
-        kerfd_node *n = r->node;
-        static susage gpu[KERF_MAX_NODE_GPUS];
-        static bool gpu_has[KERF_MAX_NODE_GPUS];
-
-        /* per task */
+        /* per task (the snapshot holds only the tasks the caller may see) */
         for (int k = 0; k < S_COUNT; k++) {
                 fprintf(f, "# HELP kerf_slice_%s %s\n# TYPE kerf_slice_%s %s\n", SERIES[k].name,
                         SERIES[k].help, SERIES[k].name, SERIES[k].type);
-                for (size_t i = 0; i < n->live.cap; i++) {
-                        dtask *t = nth_live(n, i);
-                        susage u;
-                        const char *enf;
-                        if (!t || !visible(r, t) || !read_usage(t, &u))
+                for (size_t i = 0; i < s->n_tasks; i++) {
+                        const mtask *t = &s->tasks[i];
+                        if (!t->has_usage || (tenant && strcmp(t->tenant, tenant) != 0))
                                 continue;
-                        enf = kerfd__enforcement(t);
                         fprintf(f,
                                 "kerf_slice_%s{task=\"%llu\",tenant=\"%s\",enforcement=\"%s\"} "
                                 "%.3f\n",
-                                SERIES[k].name, (unsigned long long)t->rec.id, t->rec.tenant,
-                                enf ? enf : "none", sget(&u, k));
+                                SERIES[k].name, (unsigned long long)t->id, t->tenant,
+                                t->enf ? t->enf : "none", sget(&t->u, k));
                 }
         }
         /* per tenant */
@@ -118,45 +96,37 @@ void kerfd__metrics_slices(FILE *f, kreq *r)
                 fprintf(f, "# HELP kerf_tenant_slice_%s %s (sum over the tenant's slices)\n",
                         SERIES[k].name, SERIES[k].help);
                 fprintf(f, "# TYPE kerf_tenant_slice_%s %s\n", SERIES[k].name, SERIES[k].type);
-                for (unsigned ti = 0; ti < n->n_tenants; ti++) {
-                        const char *name = n->tenants[ti].cfg.name;
-                        susage sum = {0};
-                        if (!r->admin && strcmp(name, r->tenant) != 0)
+                for (unsigned ti = 0; ti < s->n_tenants; ti++) {
+                        const char *name = s->tenants[ti].name;
+                        msusage sum = {0};
+                        if (tenant && strcmp(name, tenant) != 0)
                                 continue;
-                        for (size_t i = 0; i < n->live.cap; i++) {
-                                dtask *t = nth_live(n, i);
-                                susage u;
-                                if (t && !strcmp(t->rec.tenant, name) && read_usage(t, &u))
-                                        sadd(&sum, &u);
-                        }
+                        for (size_t i = 0; i < s->n_tasks; i++)
+                                if (s->tasks[i].has_usage && !strcmp(s->tasks[i].tenant, name))
+                                        sadd(&sum, &s->tasks[i].u);
                         fprintf(f, "kerf_tenant_slice_%s{tenant=\"%s\"} %.3f\n", SERIES[k].name,
                                 name, sget(&sum, k));
                 }
         }
-        if (!r->admin)
+        if (tenant)
                 return;
         /* per GPU (admin: it sums every tenant's slices) */
         memset(gpu, 0, sizeof(gpu));
         memset(gpu_has, 0, sizeof(gpu_has));
-        for (size_t i = 0; i < n->live.cap; i++) {
-                dtask *t = nth_live(n, i);
-                susage u;
-                unsigned g;
-                if (!t || !read_usage(t, &u))
-                        continue;
-                g = t->preempt_frozen ? t->preempt_gpu : t->n_units ? t->units[0].gpu : 0;
-                if (g < KERF_MAX_NODE_GPUS) {
-                        sadd(&gpu[g], &u);
-                        gpu_has[g] = true;
+        for (size_t i = 0; i < s->n_tasks; i++) {
+                const mtask *t = &s->tasks[i];
+                if (t->has_usage && t->gpu < KERF_MAX_NODE_GPUS) {
+                        sadd(&gpu[t->gpu], &t->u);
+                        gpu_has[t->gpu] = true;
                 }
         }
         for (int k = 0; k < S_COUNT; k++) {
                 fprintf(f, "# HELP kerf_gpu_slice_%s %s (sum over the GPU's slices)\n",
                         SERIES[k].name, SERIES[k].help);
                 fprintf(f, "# TYPE kerf_gpu_slice_%s %s\n", SERIES[k].name, SERIES[k].type);
-                for (size_t g = 0; g < n->fleet->n_gpus && g < KERF_MAX_NODE_GPUS; g++)
+                for (size_t g = 0; g < s->n_gpus; g++)
                         fprintf(f, "kerf_gpu_slice_%s{gpu=\"%zu\",uuid=\"%s\"} %.3f\n",
-                                SERIES[k].name, g, n->fleet->gpus[g].uuid,
+                                SERIES[k].name, g, s->gpus[g].uuid,
                                 gpu_has[g] ? sget(&gpu[g], k) : 0.0);
         }
         fprintf(f,
@@ -176,8 +146,8 @@ void kerfd__metrics_slices(FILE *f, kreq *r)
                 "# TYPE kerf_slicectl_steps_total counter\nkerf_slicectl_steps_total %llu\n"
                 "# HELP kerf_slicectl_changes_total Region limit changes the controller made.\n"
                 "# TYPE kerf_slicectl_changes_total counter\nkerf_slicectl_changes_total %llu\n",
-                n->shim_path[0] ? 1 : 0, n->cfg.unenforced_slices ? 1 : 0,
-                (unsigned long long)n->unenforced_refused_total,
-                (unsigned long long)n->bypass_total, (unsigned long long)n->suspends_total,
-                (unsigned long long)n->ctl_steps, (unsigned long long)n->ctl_changes);
+                s->shim_present ? 1 : 0, s->unenforced_allowed ? 1 : 0,
+                (unsigned long long)s->unenforced_refused_total,
+                (unsigned long long)s->bypass_total, (unsigned long long)s->suspends_total,
+                (unsigned long long)s->ctl_steps, (unsigned long long)s->ctl_changes);
 }
