@@ -1,6 +1,7 @@
 # Makefile - the two commands (run, test) and friends over CMake + CTest.
 BUILD   ?= build
 ASAN    ?= build-asan
+FUZZ    ?= build-fuzz
 JOBS    ?= $(shell nproc)
 CMAKE   ?= cmake
 SRCS     = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fakes/include/')
@@ -37,6 +38,16 @@ asan: deps
 bench: build
 	@$(CMAKE) --build $(BUILD) --target benchmarks -- --no-print-directory
 	@scripts/bench.sh $(BUILD)
+
+# chaos: the long form of tests/chaos (kill -9 of kerfd, CHAOS_CYCLES cycles; CHAOS_SEED=S
+# replays a failure). fuzz: tests/fuzz's libFuzzer targets with clang, FUZZ_SECONDS each.
+.PHONY: chaos fuzz
+chaos: build
+	@$(CMAKE) --build $(BUILD) --target test_chaos -- --no-print-directory
+	@$(BUILD)/tests/test_chaos --cycles $(or $(CHAOS_CYCLES),200) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+fuzz: deps
+	@tests/fuzz/run.sh $(FUZZ) $(or $(FUZZ_SECONDS),15)
 
 run: build
 	@scripts/run.sh $(BUILD)

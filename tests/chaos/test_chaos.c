@@ -100,8 +100,9 @@ static void task_body(char *out, size_t cap, const char *name, const char *tenan
 }
 
 /* One submitter: up to PER_WORKER submits, a cancel of one of its own tasks every third
- * submit, until kerfd stops answering. Lines: "A id name", "U name" (no answer), "R name
- * status", "C id status". Runs in a child: _exit only (the harness's atexit kills kerfd). */
+ * submit, until kerfd stops answering. Lines: "A id name" (201), "U name" (no answer), "R name
+ * status" (refused), "C id -" (cancel sent). Runs in a child: _exit only (the harness's
+ * atexit kills kerfd). */
 static void worker(unsigned cycle, unsigned w, const char *file)
 {
         FILE *f = fopen(file, "w");

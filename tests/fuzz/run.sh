@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh - builds the libFuzzer targets with clang (BUILD, default build-fuzz) and
-# runs each for SECONDS (default 15) on a scratch copy of its committed corpus, one job each.
+# runs each for SECONDS (default 15), one job each, on BUILD/fuzz/TARGET/corpus (the committed
+# corpus copied in, plus what earlier runs found).
 # Usage: tests/fuzz/run.sh [BUILD] [SECONDS] [TARGET...]. Skips (exit 0, with a message) when
 # clang or its libFuzzer runtime is missing. A crash leaves crash-* in BUILD/fuzz/TARGET/ and
 # fails; keep the input in tests/fuzz/corpus/TARGET/ once fixed (it becomes a regression).
@@ -10,7 +11,7 @@ build=${1:-build-fuzz}
 secs=${2:-15}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(task config fleet module)
+[ ${#targets[@]} -gt 0 ] || targets=(task api config fleet module)
 cc=${FUZZ_CC:-clang}
 if ! command -v "$cc" >/dev/null; then
 	echo "fuzz: skipped: no $cc (scripts/deps.sh installs clang and libclang-rt-14-dev)"
@@ -29,6 +30,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 		"-DKERF_AREAS=$areas" \
 		"-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -Wno-error=string-concatenation" \
 		>/dev/null
+else
+	cmake "$build" >/dev/null # picks up targets added since
 fi
 for t in "${targets[@]}"; do
 	if ! cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "fuzz_$t" -- --no-print-directory \
@@ -40,9 +43,8 @@ done
 fail=0
 for t in "${targets[@]}"; do
 	work="$build/fuzz/$t"
-	rm -rf "$work/corpus"
-	mkdir -p "$work/corpus"
-	cp tests/fuzz/corpus/"$t"/* "$work/corpus/"
+	mkdir -p "$work/corpus" # kept between runs: a later run goes on from what this one found
+	cp -n tests/fuzz/corpus/"$t"/* "$work/corpus/"
 	dict=()
 	[ -f "tests/fuzz/$t.dict" ] && dict=("-dict=$PWD/tests/fuzz/$t.dict")
 	start=$(date +%s)
