@@ -112,6 +112,7 @@ static void worker(unsigned cycle, unsigned w, const char *file)
 
         if (!f)
                 _exit(2);
+        signal(SIGPIPE, SIG_IGN); /* kerfd may die while a request is being written */
         setvbuf(f, NULL, _IOLBF, 0);
         for (unsigned i = 0; i < PER_WORKER; i++) {
                 char name[40], body[1024];
@@ -320,7 +321,10 @@ static void one_cycle(unsigned c, unsigned *r)
         for (unsigned i = 0; i < WORKERS; i++) {
                 int ws;
                 assert_int_equal(waitpid(w[i], &ws, 0), w[i]);
-                assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+                if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+                        CHAOS_FAIL("cycle %u: submitter %u (pid %d) %s %d", c, i, (int)w[i],
+                                   WIFEXITED(ws) ? "exited" : "was killed by signal",
+                                   WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
                 read_worker(files[i]);
         }
         kd_sleep_ms(rand_r(r) % 300); /* tasks end while kerfd is down */
