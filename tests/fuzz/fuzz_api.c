@@ -6,7 +6,6 @@
  * suspend. The first byte picks the endpoint (low bits) and the caller (bit 7: tenant alice,
  * else admin); the rest is the body. Every answer must have a status and a JSON body. */
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +51,6 @@ static void cleanup(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
         char path[PATH_MAX], exe[PATH_MAX], err[1024];
-        ssize_t l;
         FILE *f;
 
         (void)argc;
@@ -75,13 +73,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                 fprintf(stderr, "fuzz_api: %s\n", err);
                 abort();
         }
-        /* the simulated NVML is looked up at <dir of the executable>/../lib (absent: bookkeeping)
-         */
-        l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (l <= 0)
-                abort();
-        exe[l] = 0;
-        if (kerfd_node_start(&node, &cfg, dirname(exe)) < 0) {
+        /* kerfd looks for what it runs beside its own binary (the simulated NVML at
+         * <bindir>/../lib, absent: bookkeeping only; and whatever helper it starts tasks with):
+         * the node is started as if from kerfd's build directory */
+        snprintf(exe, sizeof(exe), "%s", KERFD_BIN_DIR);
+        if (kerfd_node_start(&node, &cfg, exe) < 0) {
                 fprintf(stderr, "fuzz_api: node start failed\n");
                 abort();
         }
