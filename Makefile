@@ -2,6 +2,7 @@
 BUILD   ?= build
 ASAN    ?= build-asan
 TSAN    ?= build-tsan
+FUZZ    ?= build-fuzz
 JOBS    ?= $(shell nproc)
 CMAKE   ?= cmake
 SRCS     = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fakes/include/')
@@ -49,6 +50,16 @@ tsan: deps
 bench: build
 	@$(CMAKE) --build $(BUILD) --target benchmarks -- --no-print-directory
 	@scripts/bench.sh $(BUILD)
+
+# chaos: the long form of tests/chaos (kill -9 of kerfd, CHAOS_CYCLES cycles; CHAOS_SEED=S
+# replays a failure). fuzz: tests/fuzz's libFuzzer targets with clang, FUZZ_SECONDS each.
+.PHONY: chaos fuzz
+chaos: build
+	@$(CMAKE) --build $(BUILD) --target test_chaos -- --no-print-directory
+	@$(BUILD)/tests/test_chaos --cycles $(or $(CHAOS_CYCLES),200) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+fuzz: deps
+	@tests/fuzz/run.sh $(FUZZ) $(or $(FUZZ_SECONDS),15)
 
 run: build
 	@scripts/run.sh $(BUILD)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh - install kerf's build and test dependencies from Debian packages (idempotent, quiet).
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config clang-format
+PKGS=(build-essential cmake pkg-config clang-format clang libclang-rt-14-dev
       libcmocka-dev libjansson-dev libyaml-dev libsqlite3-dev libsodium-dev libmicrohttpd-dev
       libcurl4-openssl-dev linux-libc-dev prometheus)
 missing=()

@@ -42,7 +42,14 @@ void kreq_error(kreq *r, unsigned status, const char *code, const char *fmt, ...
         va_end(ap);
         if (status >= 500)
                 log_error("%s %s: %s", r->method, r->path, msg);
-        kreq_json(r, status, json_pack("{s:s, s:s}", "error", code, "message", msg));
+        json_t *j = json_pack("{s:s, s:s}", "error", code, "message", msg);
+        if (!j) { /* msg is not UTF-8 (input echoed, or cut mid-character): say it in ASCII */
+                for (char *p = msg; *p; p++)
+                        if ((unsigned char)*p >= 0x80)
+                                *p = '?';
+                j = json_pack("{s:s, s:s}", "error", code, "message", msg);
+        }
+        kreq_json(r, status, j);
 }
 
 const char *kreq_arg(kreq *r, const char *name)
