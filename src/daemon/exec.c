@@ -118,6 +118,8 @@ int kerf_exec_new(const kerf_exec_config *cfg, kerf_exec **ret)
         return 0;
 }
 
+static void reap_supervisors(kerf_exec *ex);
+
 kerf_exec *kerf_exec_free(kerf_exec *ex)
 {
         if (ex) {
@@ -126,6 +128,14 @@ kerf_exec *kerf_exec_free(kerf_exec *ex)
                                 close(ex->tasks[i].report_fd);
                 free(ex->tasks);
                 free(ex->collected);
+                /* Supervisors whose task ended exit as soon as its process group is gone
+                 * (leftovers get SIGKILL after the grace period): reap them, bounded, rather
+                 * than leave zombies to whoever owns this process next. */
+                for (int wait = 0; ex->n_zombies && wait < 3000; wait += 10) {
+                        reap_supervisors(ex);
+                        if (ex->n_zombies)
+                                usleep(10000);
+                }
                 free(ex->zombies);
                 free(ex->log_dir);
                 free(ex->run_dir);
@@ -180,50 +190,6 @@ static void fail(kerf_exec_failure *f, kerf_exec_stage stage, int err)
                 f->err = err < 0 ? -err : err;
         }
 }
-#ifdef KERF_SAN_RUNTIME
-/* Sanitizer builds only (make asan / make tsan; docs/DAEMON.md "Sanitizers"): the shim is
- * built with the sanitizer, whose runtime must come first in an uninstrumented task; the
- * runtime's own options (KERF_SAN_OPTIONS) keep leak reports out of the task's exit status.
- * ThreadSanitizer's runtime cannot be preloaded into an uninstrumented program (the task
- * crashes): under make tsan tasks run without the shim (KERF_SAN_NO_PRELOAD). Only kerfd
- * turns it on (main.c): the executor's unit tests see the environment as built. */
-bool kerf__exec_san_env;
-static int san_env(char ***envp)
-{
-        size_t n = 0, k = 0;
-        bool preload = false;
-        char **v;
-
-        while ((*envp)[n])
-                n++;
-        v = realloc(*envp, (n + 2) * sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        *envp = v;
-        v[n] = NULL;
-        for (size_t i = 0; i < n; i++) {
-                char *e;
-                if (strncmp(v[i], "LD_PRELOAD=", 11) != 0) {
-                        v[k++] = v[i];
-                        continue;
-                }
-#ifdef KERF_SAN_NO_PRELOAD
-                free(v[i]);
-                continue;
-#endif
-                if (asprintf(&e, "LD_PRELOAD=%s %s", KERF_SAN_RUNTIME, v[i] + 11) < 0)
-                        return -ENOMEM;
-                free(v[i]);
-                v[k++] = e;
-                preload = true;
-        }
-        v[k] = NULL;
-        if (preload && !(v[k] = strdup(KERF_SAN_OPTIONS)))
-                return -ENOMEM;
-        v[k + 1] = NULL;
-        return 0;
-}
-#endif
 
 static void uncollect(kerf_exec *ex, uint64_t task_id)
 {
@@ -337,7 +303,7 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
         r = kerf__exec_build_env(sp, &p.envp);
 #ifdef KERF_SAN_RUNTIME
         if (r >= 0 && kerf__exec_san_env)
-                r = san_env(&p.envp);
+                r = kerf__exec_san_env_apply(&p.envp);
 #endif
         if (r < 0)
                 goto fail_setup;

@@ -353,4 +353,11 @@ int kerf__exec_build_env(const kerf_exec_spec *sp, char ***ret);
 char **kerf__exec_env_find(char **env, const char *entry); /* by the name before '=' */
 size_t kerf__exec_name_len(const char *entry);             /* 0 when there is no '=' */
 
+#ifdef KERF_SAN_RUNTIME
+/* Sanitizer builds only (exec_env.c): the sanitizer runtime first in LD_PRELOAD of the task,
+ * when kerfd turned kerf__exec_san_env on. */
+extern bool kerf__exec_san_env;
+int kerf__exec_san_env_apply(char ***envp);
+#endif
+
 #endif /* KERF_DAEMON_EXEC_H */

@@ -239,3 +239,48 @@ int kerf__exec_validate(const kerf_exec_spec *sp)
                 return -EINVAL;
         return 0;
 }
+
+#ifdef KERF_SAN_RUNTIME
+/* Sanitizer builds only (make asan / make tsan; docs/DAEMON.md "Sanitizers"): the shim is
+ * built with the sanitizer, whose runtime must come first in an uninstrumented task; the
+ * runtime's own options (KERF_SAN_OPTIONS) keep leak reports out of the task's exit status.
+ * ThreadSanitizer's runtime cannot be preloaded into an uninstrumented program (the task
+ * crashes): under make tsan tasks run without the shim (KERF_SAN_NO_PRELOAD). Only kerfd
+ * turns it on (main.c): the executor's unit tests see the environment as built. */
+bool kerf__exec_san_env;
+int kerf__exec_san_env_apply(char ***envp)
+{
+        size_t n = 0, k = 0;
+        bool preload = false;
+        char **v;
+
+        while ((*envp)[n])
+                n++;
+        v = realloc(*envp, (n + 2) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        *envp = v;
+        v[n] = NULL;
+        for (size_t i = 0; i < n; i++) {
+                char *e;
+                if (strncmp(v[i], "LD_PRELOAD=", 11) != 0) {
+                        v[k++] = v[i];
+                        continue;
+                }
+#ifdef KERF_SAN_NO_PRELOAD
+                free(v[i]);
+                continue;
+#endif
+                if (asprintf(&e, "LD_PRELOAD=%s %s", KERF_SAN_RUNTIME, v[i] + 11) < 0)
+                        return -ENOMEM;
+                free(v[i]);
+                v[k++] = e;
+                preload = true;
+        }
+        v[k] = NULL;
+        if (preload && !(v[k] = strdup(KERF_SAN_OPTIONS)))
+                return -ENOMEM;
+        v[k + 1] = NULL;
+        return 0;
+}
+#endif
