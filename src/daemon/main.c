@@ -99,6 +99,13 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (optind < argc) {
+                fprintf(stderr,
+                        "kerfd: unexpected argument \"%s\" (the configuration is -c FILE)\n",
+                        argv[optind]);
+                usage(stderr);
+                return 2;
+        }
         kerfd_config_defaults(&cfg);
         if (config && (r = kerfd_config_load(&cfg, config, err, sizeof(err))) < 0) {
                 log_error("bad configuration: %s", err);

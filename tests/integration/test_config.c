@@ -129,10 +129,33 @@ static void test_good_configs(void **st)
         unlink(path);
 }
 
+/* `kerfd --check-config FILE` (FILE without -c) must not check the defaults and say "ok". */
+static void test_positional_refused(void **st)
+{
+        char cmd[1024], out[2048];
+        size_t n;
+        FILE *p;
+        int ws;
+        (void)st;
+
+        snprintf(cmd, sizeof(cmd), "'%s' --check-config '%s/examples/kerfd.yaml' 2>&1", KERFD_BIN,
+                 KERF_SOURCE_DIR);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        n = fread(out, 1, sizeof(out) - 1, p);
+        out[n] = 0;
+        ws = pclose(p);
+        assert_true(WIFEXITED(ws));
+        assert_int_equal(WEXITSTATUS(ws), 2);
+        assert_non_null(strstr(out, "unexpected argument"));
+        assert_null(strstr(out, ": ok"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {cmocka_unit_test(test_bad_configs),
-                                           cmocka_unit_test(test_good_configs)};
+                                           cmocka_unit_test(test_good_configs),
+                                           cmocka_unit_test(test_positional_refused)};
         int r;
         snprintf(dir, sizeof(dir), "/tmp/kerf-cfg-XXXXXX");
         if (!mkdtemp(dir))
