@@ -25,18 +25,25 @@ socket: $SOCK
 fleet: $ROOT/examples/fleet-8xh200.yaml
 limits:
   grace_s: 2
+# The demo's tenants run their tasks as root (allow_root): on this simulated node the
+# simulated driver's state and the build tree (the shim, the demo program; perhaps in a 0700
+# home) are root's. A real node gives each tenant a uid instead (docs/DAEMON.md "Identity");
+# kerfd never makes a task admin on its socket either way.
 tenants:
   - name: research
+    allow_root: true
     cohort: lab
     weight: 2
     quota:
       gpus: {nominal: 4, borrow_limit: 2, lend_limit: 2}
   - name: serving
+    allow_root: true
     cohort: lab
     quota:
       gpus: {nominal: 2, lend_limit: 2}
       mig_slices: {nominal: 14}
   - name: interns
+    allow_root: true
     quota:
       memory: {nominal: 24GiB}
 YAML
