@@ -345,4 +345,9 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
 json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t);
 json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
 
+/* libstage.c: copies the libraries tasks load (shim, simulated libcuda/NVML) from `from` into
+ * <state_dir>/lib (0755, files 0644) and writes that dir to out; < 0 (logged, out unchanged)
+ * when it cannot. */
+int kerfd__stage_libs(const char *from, const char *state_dir, char *out, size_t outlen);
+
 #endif /* KERFD_INTERNAL_H */

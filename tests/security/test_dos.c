@@ -306,6 +306,17 @@ static void test_tcp_per_address(void **st)
         close(lfd);
         snprintf(extra, sizeof(extra), "listen_tcp: 127.0.0.1:%u\n", port);
         kd_setup(&t, extra);
+        /* kd_setup waits for the socket; the TCP listener comes right after it */
+        for (int tries = 0;; tries++) {
+                int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                int ok = connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+                close(probe);
+                if (ok == 0)
+                        break;
+                assert_true(tries < 100);
+                kd_sleep_ms(20);
+        }
+        kd_sleep_ms(100); /* the probe's connection is gone from kerfd's count */
         for (int i = 0; i < PER_PEER + 8; i++) {
                 fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
                 assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
