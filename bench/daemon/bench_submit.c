@@ -6,10 +6,11 @@
  * Unix socket), --running tasks of tenant alice (/bin/sleep) started and seen running, then
  * --submits sequential POST /v1/tasks of tenant q (no quota: stored and queued, never started)
  * over one keep-alive connection (--starting 1: of tenant alice, /bin/true on a slice, each
- * started by kerfd and ended at once). Prints p50 / p99 / max latency and submits/s per run, the
- * median per binary, and the ratio this/base.
+ * started by kerfd and ended at once; --starting 2: --running tasks take whole GPUs, the
+ * submits ask for one and wait behind them). Prints p50 / p99 / max latency and submits/s per run,
+ * the median per binary, and the ratio this/base.
  *
- * usage: bench_submit [--submits N] [--running R] [--rounds K] [--starting 0|1] [--base KERFD]
+ * usage: bench_submit [--submits N] [--running R] [--rounds K] [--starting 0|1|2] [--base KERFD]
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -26,7 +27,9 @@
 #define MAX_ROUNDS 9
 
 static unsigned n_submits = 2000, n_running = 16, rounds = 3;
-static int starting; /* --starting: the submits are tasks that start (and end) at once */
+/* --starting 1: the submits are tasks that start (and end) at once; 2: the running tasks hold
+ * every GPU whole and the submits ask for a whole GPU (queued, tried by every scheduler step) */
+static int starting;
 static pid_t kd_pid;
 
 static double now_s(void)
@@ -36,11 +39,30 @@ static double now_s(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static long call(const char *sock, const char *method, const char *path, const char *body);
+static char g_sock[128];              /* the running kerfd's socket */
+static unsigned long long g_ids[256]; /* and its running tasks, cancelled before it stops */
+static unsigned g_n;
+
+static void cancel_running(void)
+{
+        char path[96];
+        for (unsigned i = 0; i < g_n; i++) {
+                snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", g_ids[i]);
+                call(g_sock, "POST", path, "{\"grace_s\":0}");
+        }
+        if (g_n)
+                usleep(1500 * 1000); /* reaped before kerfd stops: no task outlives the bench */
+        g_n = 0;
+}
+
 static void die(const char *msg, const char *arg)
 {
         fprintf(stderr, "bench_submit: %s %s\n", msg, arg ? arg : "");
-        if (kd_pid > 0)
+        if (kd_pid > 0) {
+                cancel_running();
                 kill(kd_pid, SIGKILL);
+        }
         exit(1);
 }
 
@@ -101,7 +123,6 @@ typedef struct result {
 static result one_run(const char *bin)
 {
         char dir[64] = "/tmp/kerf-bsub-XXXXXX", sock[128], cfg[128], log[128], path[96];
-        unsigned long long ids[256];
         double *lat = calloc(n_submits, sizeof(double)), t0;
         result r;
         FILE *f;
@@ -110,6 +131,7 @@ static result one_run(const char *bin)
                 die("setup:", strerror(errno));
         snprintf(sock, sizeof(sock), "%s/kerfd.sock", dir);
         snprintf(cfg, sizeof(cfg), "%s/kerfd.yaml", dir);
+        snprintf(g_sock, sizeof(g_sock), "%s", sock);
         snprintf(log, sizeof(log), "%s/kerfd.log", dir);
         if (!(f = fopen(cfg, "w")))
                 die("config:", strerror(errno));
@@ -117,7 +139,8 @@ static result one_run(const char *bin)
                 "state_dir: %s/state\nsocket: %s\nfleet: %s/examples/fleet-8xh200.yaml\n"
                 "backend:\n  simulated: true\nlimits:\n  grace_s: 1\n  max_tasks: 200000\n"
                 "  submit_rate: 0\n"
-                "tenants:\n  - name: alice\n    max_pending: 10000000\n  - name: q\n    max_pending: 10000000\n    quota:\n"
+                "tenants:\n  - name: alice\n    max_pending: 10000000\n"
+                "  - name: q\n    max_pending: 10000000\n    quota:\n"
                 "      gpus: {nominal: 0, borrow_limit: 0}\n"
                 "      memory: {nominal: 0, borrow_limit: 0}\n"
                 "      compute: {nominal: 0, borrow_limit: 0}\n"
@@ -139,13 +162,16 @@ static result one_run(const char *bin)
         /* tasks running: the tick has exits to reap, limits and GPUs to poll */
         for (unsigned i = 0; i < n_running && i < 256; i++) {
                 if (call(sock, "POST", "/v1/tasks",
-                         "{\"tenant\":\"alice\",\"memory\":\"1GiB\",\"compute\":5,"
-                         "\"route\":\"slice\",\"command\":[\"/bin/sleep\",\"600\"]}") != 201)
+                         starting == 2
+                             ? "{\"tenant\":\"alice\",\"route\":\"whole\","
+                               "\"command\":[\"/bin/sleep\",\"600\"]}"
+                             : "{\"tenant\":\"alice\",\"memory\":\"1GiB\",\"compute\":5,"
+                               "\"route\":\"slice\",\"command\":[\"/bin/sleep\",\"600\"]}") != 201)
                         die("submit running:", b.p);
-                ids[i] = strtoull(strstr(b.p, "\"id\":") + 5, NULL, 10);
+                g_ids[g_n++] = strtoull(strstr(b.p, "\"id\":") + 5, NULL, 10);
         }
         for (unsigned i = 0; i < n_running && i < 256; i++) {
-                snprintf(path, sizeof(path), "/v1/tasks/%llu", ids[i]);
+                snprintf(path, sizeof(path), "/v1/tasks/%llu", g_ids[i]);
                 for (t0 = now_s();
                      call(sock, "GET", path, NULL) == 200 && !strstr(b.p, "\"state\":\"running\"");
                      usleep(5000))
@@ -156,9 +182,11 @@ static result one_run(const char *bin)
         for (unsigned i = 0; i < n_submits; i++) {
                 double s = now_s();
                 if (call(sock, "POST", "/v1/tasks",
-                         starting ? "{\"tenant\":\"alice\",\"memory\":\"1GiB\",\"compute\":5,"
-                                    "\"route\":\"slice\",\"command\":[\"/bin/true\"]}"
-                                  : "{\"tenant\":\"q\",\"command\":[\"/bin/true\"]}") != 201)
+                         starting == 2 ? "{\"tenant\":\"alice\",\"route\":\"whole\","
+                                         "\"command\":[\"/bin/true\"]}"
+                         : starting    ? "{\"tenant\":\"alice\",\"memory\":\"1GiB\",\"compute\":5,"
+                                         "\"route\":\"slice\",\"command\":[\"/bin/true\"]}"
+                                       : "{\"tenant\":\"q\",\"command\":[\"/bin/true\"]}") != 201)
                         die("submit:", b.p);
                 lat[i] = now_s() - s;
         }
@@ -167,11 +195,7 @@ static result one_run(const char *bin)
         r.p50 = lat[n_submits / 2] * 1e3;
         r.p99 = lat[n_submits * 99 / 100] * 1e3;
         r.max = lat[n_submits - 1] * 1e3;
-        for (unsigned i = 0; i < n_running && i < 256; i++) {
-                snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", ids[i]);
-                call(sock, "POST", path, "{\"grace_s\":0}");
-        }
-        usleep(1500 * 1000); /* the sleeps are reaped before kerfd stops */
+        cancel_running();
         kill(kd_pid, SIGTERM);
         waitpid(kd_pid, NULL, 0);
         kd_pid = 0;
@@ -227,8 +251,9 @@ int main(int argc, char **argv)
         bins[1] = base;
         nb = base ? 2 : 1;
         printf("%u submits (%s) with %u tasks running, %u rounds\n", n_submits,
-               starting ? "tenant alice, /bin/true on a slice: each starts and ends"
-                        : "tenant q, queued",
+               starting == 2 ? "tenant alice, a whole GPU each: queued behind the running"
+               : starting    ? "tenant alice, /bin/true on a slice: each starts and ends"
+                             : "tenant q, queued",
                n_running, rounds);
         for (unsigned k = 0; k < rounds; k++)
                 for (unsigned i = 0; i < nb; i++) {
