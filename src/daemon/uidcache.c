@@ -111,8 +111,10 @@ static ent *slot(long long uid, bool make)
                 ent *e = &tab[(h + k) % SLOTS];
                 if (e->uid == uid)
                         return e;
+                /* a free slot, else the unpinned one used longest ago */
                 if (!victim || (victim->uid >= 0 &&
-                                (e->uid < 0 || (!e->pinned && e->used_ms < victim->used_ms))))
+                                (e->uid < 0 ||
+                                 (!e->pinned && (victim->pinned || e->used_ms < victim->used_ms)))))
                         victim = e;
         }
         if (!make)

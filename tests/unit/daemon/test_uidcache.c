@@ -138,6 +138,18 @@ static void test_many_uids(void **state)
         assert_true(kerfd__uid_admin(U, -1, true, NULL, 0));
 }
 
+static void test_pinned_kept(void **state)
+{
+        (void)state;
+        kerfd__uidcache_warm(U, true);
+        for (unsigned k = 1; k <= 20; k++) /* the same probe window, 512 slots apart */
+                assert_false(kerfd__uid_admin((long long)U + 512 * k, -1, true, NULL, 0));
+        assert_int_equal(calls, 21);
+        assert_false(kerfd__uid_admin(U, -1, false, NULL, 0)); /* still there */
+        assert_int_equal(calls, 21);
+        assert_int_equal(kerfd__uidcache_locked_misses(), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -148,6 +160,7 @@ int main(void)
             cmocka_unit_test_setup(test_unwarmed_under_lock_counted, setup),
             cmocka_unit_test_setup(test_idle_not_refreshed, setup),
             cmocka_unit_test_setup(test_many_uids, setup),
+            cmocka_unit_test_setup(test_pinned_kept, setup),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
