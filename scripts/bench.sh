@@ -37,6 +37,13 @@ else
         echo "bench.sh: $B/bench_metrics missing: build the 'benchmarks' target first" >&2
         exit 1
 fi
+echo "== d3. kerfd submit latency with 16 tasks running (KERF_BENCH_BASE=KERFD: compare)"
+if [ -x "$B/bench_submit" ]; then
+        "$B/bench_submit" --submits 2000 --rounds 3 ${KERF_BENCH_BASE:+--base "$KERF_BENCH_BASE"}
+else
+        echo "bench.sh: $B/bench_submit missing: build the 'benchmarks' target first" >&2
+        exit 1
+fi
 echo "== e. the shim (libkerf-cuda.so) on the simulated driver: launch cost and share accuracy"
 for b in bench_launch bench_mem bench_init; do
         if [ ! -x "$B/$b" ]; then

@@ -245,8 +245,13 @@ static void task_submit(kreq *r, bool attach)
         kerf_u64map_put(&n->live, id, t);
         n->n_live++;
         kerfd__tenant_count(n, t->rec.tenant, +1);
-        /* Place it now so that the answer already says running when it fits. */
-        kerfd__tick(n);
+        /* A submit wakes the ticker and is answered pending (clients poll): its answer does
+         * not wait for a tick (reaping, limits, GPU polls, starts). An attach is placed now,
+         * the scheduler step only: its launcher needs attach_env in the answer (docs/API.md). */
+        if (attach)
+                kerfd__sched_pass(n);
+        else
+                kerfd__kick(n);
         if (!(t = kerfd__live(n, id))) {
                 task_get(r, id); /* it already ended (could not start) */
                 r->status = 201;

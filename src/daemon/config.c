@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "uidcache.h"
 #include "kerf/errno.h"
 
 typedef struct cfgctx {
@@ -421,6 +422,7 @@ static int parse_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         }
         if ((t->uid >= 0 || t->gid == 0) && !t->allow_root) {
                 char why[160];
+                kerfd__uidcache_warm(t->uid, true); /* at load: kept fresh from now on */
                 if (!kerfd_uid_privileged(t->uid, why, sizeof(why))[0] && t->gid == 0)
                         snprintf(why, sizeof(why), "gid 0 is root's group");
                 if (why[0])

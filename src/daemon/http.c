@@ -5,9 +5,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +16,10 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "uidcache.h"
 
 static struct MHD_Daemon *unix_d, *tcp_d;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static gid_t kerf_gid;
-static bool have_kerf_gid;
 
 void kreq_json(kreq *r, unsigned status, json_t *j)
 {
@@ -57,33 +54,10 @@ const char *kreq_arg(kreq *r, const char *name)
         return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
-/* Admin: uid 0, kerfd's own uid, or a member of group `kerf`. */
-static bool uid_is_admin(uid_t uid, gid_t gid)
-{
-        struct passwd pw, *pp = NULL;
-        char buf[4096];
-        gid_t groups[256];
-        int ng = 256;
-
-        if (uid == 0 || uid == geteuid())
-                return true;
-        if (!have_kerf_gid)
-                return false;
-        if (gid == kerf_gid)
-                return true;
-        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pp) != 0 || !pp)
-                return false;
-        if (getgrouplist(pp->pw_name, pp->pw_gid, groups, &ng) < 0)
-                return false;
-        for (int i = 0; i < ng; i++)
-                if (groups[i] == kerf_gid)
-                        return true;
-        return false;
-}
-
+/* Admin: uid 0, kerfd's own uid, or a member of group `kerf` (uidcache.c). */
 bool kerfd__peer_admin(uid_t uid, gid_t gid)
 {
-        return uid_is_admin(uid, gid);
+        return kerfd__uid_admin(uid, gid, true, NULL, 0);
 }
 
 static int token_check(kerfd_node *n, const char *tok, char tenant[KERF_NAME_LEN])
@@ -91,33 +65,64 @@ static int token_check(kerfd_node *n, const char *tok, char tenant[KERF_NAME_LEN
         return kerf_store_token_verify(n->store, tok, tenant, NULL);
 }
 
-/* Decides who is calling. Returns false (with an answer queued in r) when the caller is
- * refused. */
-static bool identify(kreq *r)
+/* Who the peer is on the Unix socket, before n->mu is taken: SO_PEERCRED, admin by uid and
+ * groups (NSS through uidcache.c), and for an admin the /proc chain that tells whether it is a
+ * task's process (matched against the live tasks under n->mu, identify()). */
+static void identify_peer(kreq *r, kerfd_peer_chain *chain)
 {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct ucred uc;
+        socklen_t l = sizeof(uc);
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+
+        chain->n = 0;
+        chain->cgroup_task = 0;
+        if (!ci || getsockname(ci->connect_fd, (struct sockaddr *)&ss, &sl) != 0 ||
+            ss.ss_family != AF_UNIX ||
+            getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) != 0)
+                return;
+        r->has_cred = true;
+        r->uid = uc.uid;
+        r->admin = kerfd__uid_admin(uc.uid, uc.gid, true, NULL, 0);
+        snprintf(r->actor, sizeof(r->actor), "uid:%u", (unsigned)uc.uid);
+        if (r->admin)
+                kerfd__peer_chain(uc.pid, chain);
+}
+
+/* An admin's body that names a uid (tenant creation, run_as): the uid is looked up now, before
+ * n->mu, so that the decision under it reads the cache (uidcache.c). */
+static void warm_body_uids(kreq *r)
+{
+        json_t *j, *u;
+
+        if (!r->admin || !r->body || !strstr(r->body, "\"uid\""))
+                return;
+        if (!(j = json_loadb(r->body, r->len, 0, NULL)))
+                return;
+        if (json_is_object(j)) {
+                if (json_is_integer(u = json_object_get(j, "uid")))
+                        kerfd__uidcache_warm(json_integer_value(u), true);
+                if (json_is_integer(u = json_object_get(json_object_get(j, "run_as"), "uid")))
+                        kerfd__uidcache_warm(json_integer_value(u), true);
+        }
+        json_decref(j);
+}
+
+/* Decides who is calling, under n->mu (the task table; the token store). Returns false (with an
+ * answer queued in r) when the caller is refused. */
+static bool identify(kreq *r, const kerfd_peer_chain *chain)
+{
         const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
 
-        if (ci) {
-                struct ucred uc;
-                socklen_t l = sizeof(uc);
-                struct sockaddr_storage ss;
-                socklen_t sl = sizeof(ss);
-                if (getsockname(ci->connect_fd, (struct sockaddr *)&ss, &sl) == 0 &&
-                    ss.ss_family == AF_UNIX &&
-                    getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) == 0) {
-                        r->has_cred = true;
-                        r->uid = uc.uid;
-                        r->admin = uid_is_admin(uc.uid, uc.gid);
-                        snprintf(r->actor, sizeof(r->actor), "uid:%u", (unsigned)uc.uid);
-                        /* a task's process is never admin, whatever its uid (peer.c) */
-                        uint64_t task = r->admin ? kerfd__peer_task(r->node, uc.pid) : 0;
-                        if (task) {
-                                r->admin = false;
-                                snprintf(r->actor, sizeof(r->actor), "uid:%u task:%llu",
-                                         (unsigned)uc.uid, (unsigned long long)task);
-                        }
+        if (r->admin) {
+                /* a task's process is never admin, whatever its uid (peer.c) */
+                uint64_t task = kerfd__peer_chain_task(r->node, chain);
+                if (task) {
+                        r->admin = false;
+                        snprintf(r->actor, sizeof(r->actor), "uid:%u task:%llu", (unsigned)r->uid,
+                                 (unsigned long long)task);
                 }
         }
         if (auth) {
@@ -127,6 +132,7 @@ static bool identify(kreq *r)
                                    "Authorization must be \"Bearer <token>\"");
                         return false;
                 }
+                /* the store (SQLite) under n->mu: docs/DAEMON.md "The daemon mutex" */
                 if (token_check(r->node, auth + 7, tenant) < 0) {
                         kreq_error(r, 401, "unauthorized", "invalid or revoked token");
                         return false;
@@ -301,9 +307,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 kreq_error(&cs->r, 503, "unavailable", "kerfd is shutting down");
         } else {
                 /* One daemon mutex around the node state; API handlers are short. What may
-                 * run under it: docs/DAEMON.md "The daemon mutex". */
+                 * run under it: docs/DAEMON.md "The daemon mutex". The peer's credentials and
+                 * groups are looked up before it. */
+                kerfd_peer_chain chain;
+                identify_peer(&cs->r, &chain);
+                if (!MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))
+                        warm_body_uids(&cs->r);
                 pthread_mutex_lock(&n->mu);
-                if (identify(&cs->r))
+                if (identify(&cs->r, &chain))
                         kerfd_api_dispatch(&cs->r);
                 encode(&cs->r);
                 pthread_mutex_unlock(&n->mu);
@@ -330,18 +341,15 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 int kerfd_http_start(kerfd_node *n)
 {
-        struct group gr, *gp = NULL;
-        char buf[4096], err[512];
+        char err[512];
+        gid_t kerf_gid = 0;
+        bool have_kerf_gid = kerfd__uidcache_kerf_gid(&kerf_gid);
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
         /* Admins keep limits.admin_connections slots of the socket that no other peer can
          * take (http_conn.c refuses a non-admin past limits.max_connections). */
         unsigned unix_cap = n->cfg.max_conns + n->cfg.admin_conns;
         int fd;
 
-        if (getgrnam_r("kerf", &gr, buf, sizeof(buf), &gp) == 0 && gp) {
-                kerf_gid = gp->gr_gid;
-                have_kerf_gid = true;
-        }
         fd = kerfd__sock_bind(n->cfg.socket, have_kerf_gid, kerf_gid, err, sizeof(err));
         if (fd < 0) {
                 log_error("cannot listen on %s: %s", n->cfg.socket, err);

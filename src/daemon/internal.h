@@ -164,6 +164,8 @@ void kerfd_node_stop(kerfd_node *n);
 void kerfd__kick(kerfd_node *n);
 /* One controller pass (reap, limits, scheduling decisions); caller holds n->mu. */
 void kerfd__tick(kerfd_node *n);
+/* Its scheduler step only (starts, preemptions, MIG changes): an attach places its task now. */
+void kerfd__sched_pass(kerfd_node *n);
 int kerfd__recover(kerfd_node *n);
 int kerfd__open_backend(kerfd_node *n);
 dtask *kerfd__live(kerfd_node *n, uint64_t id);
@@ -317,6 +319,16 @@ int kerfd__tenant_identity_check(kerfd_node *n, const kerfd_tenant_cfg *c, char 
 /* The live task `pid` belongs to (its fence cgroup, or its ancestry/session up to a task
  * leader), 0 when none. Caller holds n->mu. */
 uint64_t kerfd__peer_task(kerfd_node *n, pid_t pid);
+/* The same in two steps, so that /proc is read before n->mu is taken: _chain reads the
+ * process's cgroup task id, ancestry and sessions (no lock); _chain_task matches them against
+ * the live tasks (caller holds n->mu). */
+typedef struct kerfd_peer_chain {
+        uint64_t cgroup_task; /* task-<id> in its cgroup path, 0 when none */
+        unsigned n;
+        pid_t pid[2 * 64];
+} kerfd_peer_chain;
+void kerfd__peer_chain(pid_t pid, kerfd_peer_chain *c);
+uint64_t kerfd__peer_chain_task(kerfd_node *n, const kerfd_peer_chain *c);
 /* POST /v1/attach: 0 when the caller may attach `pid` (its real uid is the peer's uid, or the
  * tenant's uid over TCP; not init, kerfd, a task's process, nor attached already); else
  * -EPERM / -ESRCH / -EEXIST with the reason in msg. */

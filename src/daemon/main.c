@@ -14,6 +14,7 @@
 
 #include "http.h"
 #include "internal.h"
+#include "uidcache.h"
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -107,6 +108,7 @@ int main(int argc, char **argv)
                 return 2;
         }
         kerfd_config_defaults(&cfg);
+        kerfd__uidcache_init(); /* group kerf (NSS), before any thread */
         if (config && (r = kerfd_config_load(&cfg, config, err, sizeof(err))) < 0) {
                 log_error("bad configuration: %s", err);
                 return 1;

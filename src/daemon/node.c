@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "uidcache.h"
 #include "kerf/errno.h"
 
 #define MAX_DEC 64
@@ -491,7 +492,6 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
 void kerfd__tick(kerfd_node *n)
 {
         kerf_exec_exit ex[32];
-        kerf_decision dec[MAX_DEC];
         uint64_t mono = kerfd_mono_ms();
         int k;
 
@@ -505,6 +505,14 @@ void kerfd__tick(kerfd_node *n)
         check_limits(n, mono);
         poll_gpus(n, mono);
         kerfd__slice_poll(n, mono);
+        kerfd__sched_pass(n);
+}
+
+void kerfd__sched_pass(kerfd_node *n)
+{
+        kerf_decision dec[MAX_DEC];
+        int k;
+
         for (int rounds = 0; rounds < 64; rounds++) {
                 k = kerf_sched_step(n->sched, dec, MAX_DEC);
                 if (k <= 0)
@@ -544,6 +552,14 @@ static void *ticker(void *arg)
         while (!n->stopping) {
                 struct timespec ts;
                 n->want_tick = false;
+                if (kerfd__uidcache_due()) {
+                        /* who is an admin, looked up again outside n->mu (uidcache.c) */
+                        pthread_mutex_unlock(&n->mu);
+                        kerfd__uidcache_refresh();
+                        pthread_mutex_lock(&n->mu);
+                        if (n->stopping)
+                                break;
+                }
                 kerfd__tick(n);
                 if (n->want_tick)
                         continue;
@@ -577,6 +593,10 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         kerf_u64map_init(&n->migs);
         if ((r = kerfd__recover(n)) < 0)
                 return r;
+        /* the uids of the tenants (config file and store), kept fresh by the ticker: the
+         * decisions under n->mu read them from the cache (uidcache.c) */
+        for (unsigned i = 0; i < n->n_tenants; i++)
+                kerfd__uidcache_warm(n->tenants[i].cfg.uid, true);
         if ((r = kerfd__fault_start(n)) < 0)
                 log_warn("device events are not watched: %s (XIDs will not be seen)",
                          kerf_strerror(r));

@@ -2,14 +2,13 @@
 /* peer.c - who a task runs as, who is calling, and which processes a caller owns
  * (docs/SECURITY.md "Task identity", "Attach"; docs/DAEMON.md "Identity") */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "uidcache.h"
 #include "kerf/errno.h"
 
 /* ---- task identity ------------------------------------------------------------------------ */
@@ -32,11 +31,7 @@ void kerfd_tenant_cfg_init(kerfd_tenant_cfg *t)
 
 const char *kerfd_uid_privileged(long long uid, char *buf, size_t len)
 {
-        struct passwd pw, *pp = NULL;
-        struct group gr, *gp = NULL;
-        char pbuf[4096], gbuf[8192];
-        gid_t groups[256];
-        int ng = 256;
+        char name[64];
 
         buf[0] = '\0';
         if (uid < 0)
@@ -52,17 +47,11 @@ const char *kerfd_uid_privileged(long long uid, char *buf, size_t len)
                         snprintf(buf, len, "uid %lld is kerfd's own uid", uid);
                 return buf;
         }
-        if (getgrnam_r("kerf", &gr, gbuf, sizeof(gbuf), &gp) != 0 || !gp)
-                return buf;
-        if (getpwuid_r((uid_t)uid, &pw, pbuf, sizeof(pbuf), &pp) != 0 || !pp)
-                return buf;
-        bool member = pp->pw_gid == gp->gr_gid;
-        if (!member && getgrouplist(pp->pw_name, pp->pw_gid, groups, &ng) >= 0)
-                for (int i = 0; !member && i < ng; i++)
-                        member = groups[i] == gp->gr_gid;
-        if (member)
+        /* from the cache: callers hold n->mu (uidcache.c; the uid was warmed at config load,
+         * tenant creation or before the lock for run_as) */
+        if (kerfd__uid_admin(uid, -1, false, name, sizeof(name)))
                 snprintf(buf, len, "uid %lld (%s) is an admin on kerfd's socket (group kerf)", uid,
-                         pp->pw_name);
+                         name);
         return buf;
 }
 
@@ -206,37 +195,49 @@ static uint64_t cgroup_task(pid_t pid)
         return id;
 }
 
-uint64_t kerfd__peer_task(kerfd_node *n, pid_t pid)
+void kerfd__peer_chain(pid_t pid, kerfd_peer_chain *c)
 {
-        pid_t chain[2 * 64];
-        unsigned nc = 0;
-        uint64_t id;
         pid_t cur = pid;
 
+        c->cgroup_task = 0;
+        c->n = 0;
         if (pid <= 1 || pid == getpid())
-                return 0;
+                return;
         /* fenced: the device cgroup names the task, whatever the process did since */
-        if (n->fence_ctx && (id = cgroup_task(pid)) && kerfd__live(n, id))
-                return id;
+        c->cgroup_task = cgroup_task(pid);
         /* the executor makes each task the leader of its own session: the peer, one of its
          * ancestors, or the session of one of them is a task's leader. A process that left its
          * session and was re-parented away is not found (docs/SECURITY.md) */
         for (int depth = 0; depth < 64 && cur > 1 && cur != getpid(); depth++) {
                 pid_t ppid, sid;
-                chain[nc++] = cur;
+                c->pid[c->n++] = cur;
                 if (!read_stat(cur, &ppid, &sid))
                         break;
                 if (sid > 1 && sid != cur)
-                        chain[nc++] = sid;
+                        c->pid[c->n++] = sid;
                 cur = ppid;
         }
+}
+
+uint64_t kerfd__peer_chain_task(kerfd_node *n, const kerfd_peer_chain *c)
+{
+        if (n->fence_ctx && c->cgroup_task && kerfd__live(n, c->cgroup_task))
+                return c->cgroup_task;
         FOR_LIVE(n, t)
         {
-                for (unsigned k = 0; t->argv && t->rec.pid > 1 && k < nc; k++)
-                        if (chain[k] == (pid_t)t->rec.pid)
+                for (unsigned k = 0; t->argv && t->rec.pid > 1 && k < c->n; k++)
+                        if (c->pid[k] == (pid_t)t->rec.pid)
                                 return t->rec.id;
         }
         return 0;
+}
+
+uint64_t kerfd__peer_task(kerfd_node *n, pid_t pid)
+{
+        kerfd_peer_chain c;
+
+        kerfd__peer_chain(pid, &c);
+        return kerfd__peer_chain_task(n, &c);
 }
 
 /* ---- attach: whose process ---------------------------------------------------------------- */
