@@ -300,6 +300,7 @@ int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret
         /* A record of an earlier run of this id (requeued after a preemption) goes now. */
         uncollect(ex, sp->task_id);
         unlink_status(ex, sp->task_id);
+        (void)kerf__exec_status_reserve(p.status_path);
         r = kerf__exec_build_env(sp, &p.envp);
 #ifdef KERF_SAN_RUNTIME
         if (r >= 0 && kerf__exec_san_env)

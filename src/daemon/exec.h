@@ -319,6 +319,9 @@ typedef struct kerf__exec_status {
 int kerf__exec_status_write(const char *path, const kerf__exec_status *st, bool durable);
 /* Reads a status file: 0, -ENOENT, -EIO (malformed), -errno. */
 int kerf__exec_status_read(const char *path, kerf__exec_status *ret);
+/* Creates path as a placeholder of a record's size before the supervisor starts, so that its
+ * records can be written in place on a disk that fills meanwhile. Best effort. */
+int kerf__exec_status_reserve(const char *path);
 int kerf__exec_status_path(const char *run_dir, uint64_t task_id, char *buf, size_t n);
 
 /* exec_child.c: what kerf_exec_start() prepares before its fork. */

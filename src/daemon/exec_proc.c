@@ -242,6 +242,27 @@ int kerf__exec_status_write(const char *path, const kerf__exec_status *st, bool 
         return r;
 }
 
+int kerf__exec_status_reserve(const char *path)
+{
+        char text[STATUS_SIZE];
+        int fd, r = 0;
+
+        /* Not a record yet (readers refuse it: no task, no processes), only the blocks: the
+         * supervisor's records replace it, or overwrite it in place when the disk fills. */
+        memset(text, '\n', sizeof(text));
+        memcpy(text, STATUS_MAGIC "\nstate reserved\n",
+               sizeof(STATUS_MAGIC "\nstate reserved\n") - 1);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, text, sizeof(text));
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r < 0)
+                unlink(path);
+        return r;
+}
+
 int kerf__exec_status_read(const char *path, kerf__exec_status *ret)
 {
         char text[1024], *save = NULL;

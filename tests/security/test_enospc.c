@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_enospc.c - issue 8 R2: a full disk loses nothing and lies about nothing. kerfd's state
- * dir is an 8 MiB tmpfs (room for the libraries kerfd copies into <state>/lib, then filled); with
+ * dir is a 64 MiB tmpfs (room for the libraries kerfd copies into <state>/lib, then filled); with
  * it full, new work gets 507 and /v1/health says the store is read-only; a task that exits 0 and
  * one that is cancelled show their true end (durable: false) although it cannot be written; once
  * space is freed every change commits in order, the audit chain verifies, and a restarted kerfd
@@ -124,7 +124,7 @@ static void test_full_disk(void **st)
         kd_setup(&k, NULL);
         kd_stop(&k);
         snprintf(mnt, sizeof(mnt), "%s/state", k.dir);
-        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=8m,mode=0750 tmpfs '%s' 2>&1", mnt);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64m,mode=0750 tmpfs '%s' 2>&1", mnt);
         if (system(cmd) != 0) {
                 mnt[0] = '\0';
                 kd_cleanup(&k);
@@ -262,7 +262,7 @@ static void test_full_disk_then_crash(void **st)
         kd_setup(&k, NULL);
         kd_stop(&k);
         snprintf(mnt, sizeof(mnt), "%s/state", k.dir);
-        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=8m,mode=0750 tmpfs '%s' 2>&1", mnt);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64m,mode=0750 tmpfs '%s' 2>&1", mnt);
         if (system(cmd) != 0) {
                 mnt[0] = '\0';
                 kd_cleanup(&k);
