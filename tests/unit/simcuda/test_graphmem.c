@@ -146,8 +146,11 @@ static void sc_capture(void)
         CUgraphExec x;
         CU(cuGraphInstantiateWithFlags(&x, g, 0));
         CU(cuGraphLaunch(x, s));
-        CK(attr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 68 * MiB);
-        CK(fx_used_now() == base + 68 * MiB);
+        /* both allocations are made at launch; the stream may already have reached the free
+         * of a (the engine runs on its own thread: a loaded host lets it get there first) */
+        uint64_t used = attr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT);
+        CK(used == 68 * MiB || used == 4 * MiB);
+        CK(fx_used_now() >= base + 4 * MiB && fx_used_now() <= base + 68 * MiB);
         CU(cuStreamSynchronize(s));
         /* b is not freed in the graph: it stays live, and a relaunch is refused */
         CK(attr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 4 * MiB);
