@@ -287,7 +287,7 @@ int kerf_store_audit_verify_file(FILE *in, const kerf_store_checkpoint *cp,
                                  kerf_store_audit_report *ret)
 {
         kerf_store_audit_report rep = {.ok = true};
-        char prev[KERF_STORE_HASH_HEX] = ZERO_HASH, calc[KERF_STORE_HASH_HEX];
+        char prev[KERF_STORE_HASH_HEX] = ZERO_HASH;
         kerf_store_audit r;
         char *line = NULL;
         size_t cap = 0;
@@ -320,21 +320,8 @@ int kerf_store_audit_verify_file(FILE *in, const kerf_store_checkpoint *cp,
                                     rep.records);
                         break;
                 }
-                if (strcmp(r.prev_hash, prev) != 0) {
-                        bad(&rep, r.seq,
-                            "chain break at seq %" PRIu64 ": prev_hash does not match the hash of "
-                            "seq %" PRIu64 " (a record was inserted, removed or re-linked)",
-                            r.seq, r.seq - 1);
+                if (!kerf__audit_linked(&r, prev, &rep))
                         break;
-                }
-                kerf__audit_hash(&r, calc);
-                if (strcmp(calc, r.hash) != 0) {
-                        bad(&rep, r.seq,
-                            "hash mismatch at seq %" PRIu64 ": a field of record %" PRIu64
-                            " was edited after it was written",
-                            r.seq, r.seq);
-                        break;
-                }
                 if (cp && r.seq == cp->seq) {
                         cp_seen = true;
                         if (strcmp(r.hash, cp->hash) != 0) {

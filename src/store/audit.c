@@ -267,6 +267,28 @@ static void bad(kerf_store_audit_report *rep, uint64_t seq, const char *fmt, uin
         snprintf(rep->problem, sizeof(rep->problem), fmt, a, b);
 }
 
+bool kerf__audit_linked(const kerf_store_audit *r, const char *prev, kerf_store_audit_report *rep)
+{
+        char calc[KERF_STORE_HASH_HEX];
+
+        if (strcmp(r->prev_hash, prev) != 0) {
+                bad(rep, r->seq,
+                    "chain break at seq %" PRIu64 ": prev_hash does not match the hash of "
+                    "seq %" PRIu64 " (a record was inserted, removed or re-linked)",
+                    r->seq, r->seq - 1);
+                return false;
+        }
+        kerf__audit_hash(r, calc);
+        if (strcmp(calc, r->hash) != 0) {
+                bad(rep, r->seq,
+                    "hash mismatch at seq %" PRIu64 ": a field of record %" PRIu64
+                    " was edited after it was written",
+                    r->seq, r->seq);
+                return false;
+        }
+        return true;
+}
+
 /* The walk checks, per record in seq order: seq continuity (a gap = deleted records),
  * prev_hash = the previous record's stored hash (a break = a record inserted, removed or
  * re-linked before this one), and the recomputed hash (a mismatch = a field edited). Then the
@@ -275,7 +297,7 @@ static void bad(kerf_store_audit_report *rep, uint64_t seq, const char *fmt, uin
 int kerf_store_audit_verify(kerf_store *s, kerf_store_audit_report *ret)
 {
         kerf_store_audit_report rep = {.ok = true};
-        char prev[KERF_STORE_HASH_HEX] = ZERO_HASH, calc[KERF_STORE_HASH_HEX];
+        char prev[KERF_STORE_HASH_HEX] = ZERO_HASH;
         char head_hash[KERF_STORE_HASH_HEX];
         uint64_t expect = 1, head_count, head_last;
         kerf_store_audit r;
@@ -311,21 +333,8 @@ int kerf_store_audit_verify(kerf_store *s, kerf_store_audit_report *ret)
                                     expect);
                         break;
                 }
-                if (strcmp(r.prev_hash, prev) != 0) {
-                        bad(&rep, r.seq,
-                            "chain break at seq %" PRIu64 ": prev_hash does not match the hash of "
-                            "seq %" PRIu64 " (a record was inserted, removed or re-linked)",
-                            r.seq, r.seq - 1);
+                if (!kerf__audit_linked(&r, prev, &rep))
                         break;
-                }
-                kerf__audit_hash(&r, calc);
-                if (strcmp(calc, r.hash) != 0) {
-                        bad(&rep, r.seq,
-                            "hash mismatch at seq %" PRIu64 ": a field of record %" PRIu64
-                            " was edited after it was written",
-                            r.seq, r.seq);
-                        break;
-                }
                 memcpy(prev, r.hash, sizeof(prev));
                 expect++;
         }

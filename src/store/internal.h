@@ -100,6 +100,9 @@ int kerf__failpoint(kerf_store *s, const char *op);
         } while (0)
 /* BLAKE2b-256 of an audit record's canonical encoding (audit.c). */
 void kerf__audit_hash(const kerf_store_audit *r, char out[KERF_STORE_HASH_HEX]);
+/* One link of the chain (audit.c): r's prev_hash is `prev` and its recomputed hash its stored
+ * one; false with rep filled (ok, first_bad, problem) otherwise. Both verifiers use it. */
+bool kerf__audit_linked(const kerf_store_audit *r, const char *prev, kerf_store_audit_report *rep);
 /* Milliseconds since the epoch now; or `ms` when it is non-zero. */
 int64_t kerf__now_ms(int64_t ms);
 /* Copies `src` (NULL = "") into dst[len]; -EINVAL if it does not fit. */
