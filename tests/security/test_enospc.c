@@ -112,6 +112,27 @@ static void verify_audit(kd *k)
         json_decref(v);
 }
 
+/* Starts a throwaway kerfd whose state dir is a fresh small tmpfs (skips the test where
+ * mounting is not permitted). */
+static void small_disk(kd *k)
+{
+        char cmd[1200];
+
+        kd_setup(k, NULL);
+        kd_stop(k);
+        snprintf(mnt, sizeof(mnt), "%s/state", k->dir);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64m,mode=0750 tmpfs '%s' 2>&1", mnt);
+        if (system(cmd) != 0) {
+                mnt[0] = '\0';
+                kd_cleanup(k);
+                fprintf(stderr, "SKIP test_enospc: cannot mount a tmpfs here (needs root with "
+                                "CAP_SYS_ADMIN); the full-disk path is not exercised\n");
+                skip();
+        }
+        atexit(unmount);
+        kd_start(k);
+}
+
 static void test_full_disk(void **st)
 {
         char cmd[1200], go[160], filler[500], body[400], objA[32], objB[32];
@@ -121,19 +142,7 @@ static void test_full_disk(void **st)
         kd k;
         (void)st;
 
-        kd_setup(&k, NULL);
-        kd_stop(&k);
-        snprintf(mnt, sizeof(mnt), "%s/state", k.dir);
-        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64m,mode=0750 tmpfs '%s' 2>&1", mnt);
-        if (system(cmd) != 0) {
-                mnt[0] = '\0';
-                kd_cleanup(&k);
-                fprintf(stderr, "SKIP test_enospc: cannot mount a tmpfs here (needs root with "
-                                "CAP_SYS_ADMIN); the full-disk path is not exercised\n");
-                skip();
-        }
-        atexit(unmount);
-        kd_start(&k); /* a fresh state dir on the small tmpfs */
+        small_disk(&k);
 
         snprintf(go, sizeof(go), "/tmp/kerf-sec-enospc-%d.go", (int)getpid());
         unlink(go);
@@ -253,23 +262,13 @@ static void test_full_disk(void **st)
  * the end is in the store; issue 8 R1 with R2). */
 static void test_full_disk_then_crash(void **st)
 {
-        char cmd[1200], go[160], filler[500], body[400];
+        char go[160], filler[500], body[400];
         unsigned long long a;
         json_t *t;
         kd k;
         (void)st;
 
-        kd_setup(&k, NULL);
-        kd_stop(&k);
-        snprintf(mnt, sizeof(mnt), "%s/state", k.dir);
-        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64m,mode=0750 tmpfs '%s' 2>&1", mnt);
-        if (system(cmd) != 0) {
-                mnt[0] = '\0';
-                kd_cleanup(&k);
-                fprintf(stderr, "SKIP test_enospc: cannot mount a tmpfs here\n");
-                skip();
-        }
-        kd_start(&k);
+        small_disk(&k);
         snprintf(go, sizeof(go), "/tmp/kerf-sec-enospc2-%d.go", (int)getpid());
         unlink(go);
         snprintf(body, sizeof(body),
