@@ -12,203 +12,55 @@
  * usage: bench_metrics [--tasks N] [--seconds S] [--getters G] [--scrapers K] [--scrape-ms MS]
  * (--scrape-ms: each scraper pauses that long between scrapes; default 0, back to back)
  */
-#include <curl/curl.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "kdbench.h"
 #include "kerf/store.h"
 
 static unsigned n_tasks = 100000, getters = 2, scrapers = 2, scrape_ms;
 static double seconds = 5.0;
-static char dir[256], sock[320], cfg[320], log_path[320], db[320];
-static pid_t kpid;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void kill_kd(void)
-{
-        if (kpid > 0) {
-                kill(kpid, SIGKILL);
-                waitpid(kpid, NULL, 0);
-                kpid = 0;
-        }
-}
-
-static void die(const char *fmt, ...)
-{
-        va_list ap;
-        fputs("bench_metrics: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        kill_kd();
-        exit(1);
-}
-
-static double now_s(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned ms)
-{
-        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-}
-
-typedef struct buf {
-        char *p;
-        size_t n, cap;
-} buf;
-
-static size_t on_data(char *d, size_t sz, size_t nm, void *ud)
-{
-        buf *b = ud;
-        size_t l = sz * nm;
-        if (b->n + l + 1 > b->cap) {
-                size_t nc = b->cap ? b->cap * 2 : 8192;
-                while (nc < b->n + l + 1)
-                        nc *= 2;
-                char *np = realloc(b->p, nc);
-                if (!np)
-                        return 0;
-                b->p = np;
-                b->cap = nc;
-        }
-        memcpy(b->p + b->n, d, l);
-        b->n += l;
-        b->p[b->n] = 0;
-        return l;
-}
-
-/* One keep-alive connection over the Unix socket. */
-typedef struct conn {
-        CURL *h;
-        struct curl_slist *hdr;
-        buf b;
-} conn;
-
-static void conn_init(conn *c)
-{
-        memset(c, 0, sizeof(*c));
-        if (!(c->h = curl_easy_init()))
-                die("curl_easy_init failed");
-        curl_easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, sock);
-        c->hdr = curl_slist_append(NULL, "Expect:");
-        c->hdr = curl_slist_append(c->hdr, "Content-Type: application/json");
-        curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, c->hdr);
-        curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, 60000L);
-        curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_data);
-        curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &c->b);
-}
-
-static void conn_fini(conn *c)
-{
-        curl_easy_cleanup(c->h);
-        curl_slist_free_all(c->hdr);
-        free(c->b.p);
-}
-
-static long call(conn *c, const char *path, const char *body)
-{
-        char url[256];
-        long st = 0;
-        snprintf(url, sizeof(url), "http://kerfd%s", path);
-        c->b.n = 0;
-        curl_easy_setopt(c->h, CURLOPT_URL, url);
-        if (body) {
-                curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
-        } else {
-                curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
-        }
-        if (curl_easy_perform(c->h) == CURLE_OK)
-                curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &st);
-        return st;
-}
-
-static void kd_start(void)
-{
-        double t0 = now_s();
-        unlink(sock);
-        kpid = fork();
-        if (kpid < 0)
-                die("fork: %s", strerror(errno));
-        if (kpid == 0) {
-                int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-                if (fd >= 0) {
-                        dup2(fd, 1);
-                        dup2(fd, 2);
-                }
-                const char *bin = getenv("KERFD") ? getenv("KERFD") : KERFD_BIN;
-                execl(bin, "kerfd", "-c", cfg, (char *)NULL);
-                _exit(127);
-        }
-        while (now_s() - t0 < 120.0) {
-                conn c;
-                conn_init(&c);
-                long st = access(sock, F_OK) == 0 ? call(&c, "/v1/health", NULL) : 0;
-                conn_fini(&c);
-                if (st == 200)
-                        return;
-                if (waitpid(kpid, NULL, WNOHANG) == kpid) {
-                        kpid = 0;
-                        die("kerfd exited at start; see %s", log_path);
-                }
-                sleep_ms(20);
-        }
-        die("kerfd did not answer within 120 s; see %s", log_path);
-}
+static kdb_kerfd kd;
 
 /* N pending tasks: one through the API (a true record), N-1 clones of it in the store. */
 static uint64_t fill(uint64_t *ret_lo)
 {
-        conn c;
+        kdb_conn c;
         kerf_store *s = NULL;
         kerf_store_task tpl;
         char err[256];
         uint64_t id;
 
-        conn_init(&c);
-        if (call(&c, "/v1/tasks", "{\"tenant\":\"q\",\"command\":[\"/bin/true\"]}") != 201)
-                die("submit: %s", c.b.p ? c.b.p : "no answer");
-        json_t *j = json_loads(c.b.p, 0, NULL);
-        id = (uint64_t)json_integer_value(json_object_get(j, "id"));
-        json_decref(j);
-        conn_fini(&c);
-        kill_kd();
-        if (kerf_store_open(db, NULL, &s, err, sizeof(err)) < 0)
-                die("open %s: %s", db, err);
+        kdb_conn_init(&c, &kd, false, NULL);
+        if (kdb_call(&c, "POST", "/v1/tasks", "{\"tenant\":\"q\",\"command\":[\"/bin/true\"]}") !=
+            201)
+                kdb_die("submit: %s", c.body ? c.body : "no answer");
+        id = kdb_json_u64(&c, "id");
+        kdb_conn_fini(&c);
+        kdb_kill9(&kd);
+        if (kerf_store_open(kd.db, NULL, &s, err, sizeof(err)) < 0)
+                kdb_die("open %s: %s", kd.db, err);
         kerf_store_task_init(&tpl);
         if (kerf_store_task_get(s, id, &tpl) < 0)
-                die("template record missing");
+                kdb_die("template record missing");
         for (uint64_t i = id + 1; i < id + n_tasks;) {
                 if (kerf_store_begin(s) < 0)
-                        die("begin: %s", kerf_store_errmsg(s));
+                        kdb_die("begin: %s", kerf_store_errmsg(s));
                 for (unsigned k = 0; k < 10000 && i < id + n_tasks; k++, i++) {
                         kerf_store_task t = tpl;
                         t.id = i;
                         snprintf(t.name, sizeof(t.name), "p-%llu", (unsigned long long)i);
                         if (kerf_store_task_insert(s, &t) < 0)
-                                die("insert: %s", kerf_store_errmsg(s));
+                                kdb_die("insert: %s", kerf_store_errmsg(s));
                 }
                 if (kerf_store_commit(s) < 0)
-                        die("commit: %s", kerf_store_errmsg(s));
+                        kdb_die("commit: %s", kerf_store_errmsg(s));
         }
         kerf_store_task_fini(&tpl);
         kerf_store_close(s);
@@ -229,22 +81,22 @@ typedef struct job {
 static void *worker(void *arg)
 {
         job *j = arg;
-        conn c;
+        kdb_conn c;
         char path[64];
-        conn_init(&c);
-        call(&c, "/v1/health", NULL);
+        kdb_conn_init(&c, &kd, false, NULL);
+        kdb_call(&c, "GET", "/v1/health", NULL);
         while (!*j->go)
-                sleep_ms(1);
+                kdb_sleep_ms(1);
         while (!*j->stop) {
                 uint64_t id = j->lo + (uint64_t)rand_r(&j->seed) % (j->hi - j->lo + 1);
-                double t0 = now_s();
+                double t0 = kdb_now_s();
                 long st;
                 if (j->scrape) {
-                        st = call(&c, "/metrics", NULL);
-                        j->bytes += c.b.n;
+                        st = kdb_call(&c, "GET", "/metrics", NULL);
+                        j->bytes += c.len;
                 } else {
                         snprintf(path, sizeof(path), "/v1/tasks/%llu", (unsigned long long)id);
-                        st = call(&c, path, NULL);
+                        st = kdb_call(&c, "GET", path, NULL);
                 }
                 if (st != 200) {
                         j->bad++;
@@ -254,30 +106,19 @@ static void *worker(void *arg)
                         j->cap = j->cap ? j->cap * 2 : 65536;
                         j->lat = realloc(j->lat, j->cap * sizeof(double));
                         if (!j->lat)
-                                die("out of memory");
+                                kdb_die("out of memory");
                 }
-                j->lat[j->n++] = now_s() - t0;
+                j->lat[j->n++] = kdb_now_s() - t0;
                 if (j->scrape && scrape_ms)
-                        sleep_ms(scrape_ms);
+                        kdb_sleep_ms(scrape_ms);
         }
-        conn_fini(&c);
+        kdb_conn_fini(&c);
         return NULL;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return x < y ? -1 : x > y;
 }
 
 typedef struct phase {
         double rate, p50, p99, scrape_rate, scrape_p50, scrape_mb;
 } phase;
-
-static double pct(const double *v, size_t n, double p)
-{
-        return n ? v[(size_t)((double)(n - 1) * p)] : 0;
-}
 
 static phase run_phase(uint64_t lo, uint64_t hi, unsigned n_scrapers)
 {
@@ -298,17 +139,17 @@ static phase run_phase(uint64_t lo, uint64_t hi, unsigned n_scrapers)
                                 .go = &go,
                                 .stop = &stop};
                 if (pthread_create(&th[i], NULL, worker, &jobs[i]) != 0)
-                        die("pthread_create");
+                        kdb_die("pthread_create");
         }
-        sleep_ms(200);
-        double t0 = now_s();
+        kdb_sleep_ms(200);
+        double t0 = kdb_now_s();
         go = 1;
-        while (now_s() - t0 < seconds)
-                sleep_ms(10);
+        while (kdb_now_s() - t0 < seconds)
+                kdb_sleep_ms(10);
         stop = 1;
         for (unsigned i = 0; i < n; i++)
                 pthread_join(th[i], NULL);
-        double el = now_s() - t0;
+        double el = kdb_now_s() - t0;
         for (unsigned i = 0; i < n; i++) {
                 double **dst = jobs[i].scrape ? &sc : &all;
                 size_t *dn = jobs[i].scrape ? &ns : &na;
@@ -321,13 +162,13 @@ static phase run_phase(uint64_t lo, uint64_t hi, unsigned n_scrapers)
                                 (unsigned long long)jobs[i].bad);
                 free(jobs[i].lat);
         }
-        qsort(all, na, sizeof(double), cmp_d);
-        qsort(sc, ns, sizeof(double), cmp_d);
+        qsort(all, na, sizeof(double), kdb_cmp_double);
+        qsort(sc, ns, sizeof(double), kdb_cmp_double);
         ph.rate = (double)na / el;
-        ph.p50 = pct(all, na, 0.50) * 1000;
-        ph.p99 = pct(all, na, 0.99) * 1000;
+        ph.p50 = kdb_pct(all, na, 0.50) * 1000;
+        ph.p99 = kdb_pct(all, na, 0.99) * 1000;
         ph.scrape_rate = (double)ns / el;
-        ph.scrape_p50 = pct(sc, ns, 0.50) * 1000;
+        ph.scrape_p50 = kdb_pct(sc, ns, 0.50) * 1000;
         ph.scrape_mb = ns ? (double)bytes / (double)ns / 1e6 : 0;
         free(all);
         free(sc);
@@ -336,7 +177,6 @@ static phase run_phase(uint64_t lo, uint64_t hi, unsigned n_scrapers)
 
 int main(int argc, char **argv)
 {
-        FILE *f;
         uint64_t lo, hi;
         for (int i = 1; i + 1 < argc; i += 2) {
                 if (!strcmp(argv[i], "--tasks"))
@@ -350,41 +190,22 @@ int main(int argc, char **argv)
                 else if (!strcmp(argv[i], "--scrape-ms"))
                         scrape_ms = (unsigned)atoi(argv[i + 1]);
                 else
-                        die("unknown flag %s", argv[i]);
+                        kdb_die("unknown flag %s", argv[i]);
         }
         if (n_tasks < 2 || n_tasks > 1000000 || getters < 1 || getters > 32 || scrapers > 32 ||
             seconds < 0.5 || seconds > 120)
-                die("a flag is out of range");
-        signal(SIGPIPE, SIG_IGN);
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        atexit(kill_kd);
-        snprintf(dir, sizeof(dir), "/tmp/kerf-bench-XXXXXX");
-        if (!mkdtemp(dir))
-                die("mkdtemp: %s", strerror(errno));
-        snprintf(sock, sizeof(sock), "%s/kerfd.sock", dir);
-        snprintf(cfg, sizeof(cfg), "%s/kerfd.yaml", dir);
-        snprintf(log_path, sizeof(log_path), "%s/kerfd.log", dir);
-        snprintf(db, sizeof(db), "%s/state/kerf.db", dir);
-        if (!(f = fopen(cfg, "w")))
-                die("%s: %s", cfg, strerror(errno));
-        fprintf(f,
-                "state_dir: %s/state\nsocket: %s\nfleet: %s/examples/fleet-8xh200.yaml\n"
-                "backend:\n  simulated: true\nlimits:\n  max_tasks: 1000000\n"
-                "tenants:\n  - name: q\n    quota:\n"
-                "      gpus: {nominal: 0, borrow_limit: 0}\n"
-                "      memory: {nominal: 0, borrow_limit: 0}\n"
-                "      compute: {nominal: 0, borrow_limit: 0}\n"
-                "      mig_slices: {nominal: 0, borrow_limit: 0}\n",
-                dir, sock, KERF_SOURCE_DIR);
-        fclose(f);
+                kdb_die("a flag is out of range");
+        kdb_init("bench_metrics");
+        kdb_setup(&kd, false,
+                  "limits:\n  max_tasks: 1000000\ntenants:\n  - name: q\n" KDB_NO_QUOTA);
         printf("== bench_metrics: %u pending tasks, %u GET threads, %u scrapers (pause %u ms), "
                "%.0f s per phase, %ld CPUs\n",
                n_tasks, getters, scrapers, scrape_ms, seconds, sysconf(_SC_NPROCESSORS_ONLN));
-        kd_start();
+        kdb_start(&kd, NULL, 20, 120.0);
         hi = fill(&lo);
-        double t0 = now_s();
-        kd_start();
-        printf("  (store filled, kerfd recovered %u tasks in %.1f s)\n", n_tasks, now_s() - t0);
+        double t0 = kdb_now_s();
+        kdb_start(&kd, NULL, 20, 120.0);
+        printf("  (store filled, kerfd recovered %u tasks in %.1f s)\n", n_tasks, kdb_now_s() - t0);
         phase a = run_phase(lo, hi, 0), b = run_phase(lo, hi, scrapers);
         printf("%-34s %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms\n", "task GETs, no scrape", a.rate,
                a.p50, a.p99);
@@ -394,13 +215,7 @@ int main(int argc, char **argv)
                a.rate > 0 ? b.rate / a.rate : 0, a.p99 > 0 ? b.p99 / a.p99 : 0);
         printf("%-34s %10.1f scrapes/s  p50 %7.1f ms  %.3f MB each\n", "/metrics", b.scrape_rate,
                b.scrape_p50, b.scrape_mb);
-        kill_kd();
-        if (!getenv("KERF_BENCH_KEEP")) {
-                char cmd[300];
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "could not remove %s\n", dir);
-        }
+        kdb_cleanup(&kd);
         curl_global_cleanup();
         return 0;
 }
