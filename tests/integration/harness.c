@@ -185,11 +185,46 @@ void kd_kill9(kd *k)
         k->pid = 0;
 }
 
+/* The supervisors (kerf-supervise TASK_ID PID STATUS_PATH FD) of tasks this kerfd started, and
+ * those tasks' process groups: a test that killed its kerfd leaves them behind (they outlive
+ * kerfd by design). Found by their status path, which lies in the test's directory. */
+static void kill_supervisors(const kd *k)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        size_t dl = strlen(k->dir);
+        while (d && (e = readdir(d))) {
+                char path[300], argv[1024] = "";
+                const char *a[4] = {0};
+                size_t n = 0, i = 0;
+                pid_t pid = (pid_t)atoi(e->d_name);
+                if (pid <= 0)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+                FILE *f = fopen(path, "re");
+                if (!f)
+                        continue;
+                n = fread(argv, 1, sizeof(argv) - 1, f);
+                fclose(f);
+                for (size_t off = 0; off < n && i < 4; off += strlen(argv + off) + 1)
+                        a[i++] = argv + off;
+                if (i < 4 || !strstr(a[0], "kerf-supervise") || strncmp(a[3], k->dir, dl) != 0)
+                        continue;
+                pid_t task = (pid_t)atoi(a[2]);
+                if (task > 1)
+                        kill(-task, SIGKILL);
+                kill(pid, SIGKILL);
+        }
+        if (d)
+                closedir(d);
+}
+
 void kd_cleanup(kd *k)
 {
         char cmd[400];
         if (getenv("KERF_IT_KEEP"))
                 return;
+        kill_supervisors(k);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", k->dir);
         if (system(cmd) != 0)
                 fprintf(stderr, "could not remove %s\n", k->dir);
