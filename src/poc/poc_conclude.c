@@ -26,14 +26,13 @@ typedef enum when {
 } when;
 
 typedef enum category { C_SUITABLE, C_LIMITATIONS, C_MISSING, C_NOT_RECOMMENDED } category;
-static const char *const category_key[] = {"suitable", "limitations", "missing",
-                                           "not_recommended"};
+static const char *const category_key[] = {"suitable", "limitations", "missing", "not_recommended"};
 
 typedef struct rule {
         const char *id;
-        const char *route; /* software | hardware */
-        const char *tests; /* comma-separated test ids; "*" any record of the route */
-        const char *match; /* measure-name words (all must appear, "!w" must not), or NULL */
+        const char *route;    /* software | hardware */
+        const char *tests;    /* comma-separated test ids; "*" any record of the route */
+        const char *match;    /* measure-name words (all must appear, "!w" must not), or NULL */
         const char *requires; /* a test that must be PASS too, or NULL */
         when when;
         category cat;
@@ -45,79 +44,81 @@ typedef struct rule {
 static const struct {
         const char *test, *workload;
 } workloads[] = {
-        {"SW1", "tasks that rely on a slice's memory cap and compute share"},
-        {"SW2", "contended, queued or preemptible work on shared GPUs"},
-        {"SW3", "sharing a GPU with tasks that may crash, allocate without end or exit early"},
-        {"SW4", "short-lived or cancellable jobs that need their unit back at once"},
-        {"HW1", "workloads that need MIG instances created and re-created on demand"},
-        {"HW2", "services that need a device fault contained to its own unit"},
-        {"HW3", "services that must stay traceable across driver and CUDA upgrades"},
-        {"HW4", "MIG units and slices mixed under one set of queues and quotas"},
-        {"NB", "latency-sensitive inference beside a noisy neighbour"},
+    {"SW1", "tasks that rely on a slice's memory cap and compute share"},
+    {"SW2", "contended, queued or preemptible work on shared GPUs"},
+    {"SW3", "sharing a GPU with tasks that may crash, allocate without end or exit early"},
+    {"SW4", "short-lived or cancellable jobs that need their unit back at once"},
+    {"HW1", "workloads that need MIG instances created and re-created on demand"},
+    {"HW2", "services that need a device fault contained to its own unit"},
+    {"HW3", "services that must stay traceable across driver and CUDA upgrades"},
+    {"HW4", "MIG units and slices mixed under one set of queues and quotas"},
+    {"NB", "latency-sensitive inference beside a noisy neighbour"},
 };
 
 #define SW POC_ROUTE_SOFTWARE
 #define HW POC_ROUTE_HARDWARE
 static const rule rules[] = {
-        /* suitable: a passed test, with the number that supports it */
-        {"S1", SW, "SW1", NULL, NULL, W_PASSED, C_SUITABLE,
-         "slices whose memory cap and compute share must hold: SW1 ({title}) passed {n} "
-         "measures"},
-        {"S2", SW, "NB", "p99 slice !time", "SW1", W_MEASURE_OK, C_SUITABLE,
-         "online inference on a kerf slice beside a noisy neighbour: worst {name} = {value} "
-         "{unit} (limit {op} {threshold}), and SW1 passed"},
-        {"S3", SW, "SW2", NULL, NULL, W_PASSED, C_SUITABLE,
-         "batch and queued, preemptible work under contention: SW2 ({title}) passed {n} measures"},
-        {"S4", SW, "SW3", NULL, NULL, W_PASSED, C_SUITABLE,
-         "development and debug tasks beside other work: SW3 ({title}) passed {n} measures"},
-        {"S5", SW, "SW4", NULL, NULL, W_PASSED, C_SUITABLE,
-         "short-lived and cancellable jobs: SW4 ({title}) passed {n} measures"},
-        {"S6", HW, "HW1", NULL, NULL, W_PASSED, C_SUITABLE,
-         "online inference on a MIG instance of fixed size: HW1 ({title}) passed {n} measures"},
-        {"S7", HW, "NB", "p99 mig", "HW1", W_MEASURE_OK, C_SUITABLE,
-         "latency-sensitive inference beside a noisy neighbour on MIG: worst {name} = {value} "
-         "{unit} (limit {op} {threshold}), and HW1 passed"},
-        {"S8", HW, "HW2", NULL, NULL, W_PASSED, C_SUITABLE,
-         "high-impact services that need a device fault contained: HW2 ({title}) passed {n} "
-         "measures"},
-        {"S9", HW, "HW3", NULL, NULL, W_PASSED, C_SUITABLE,
-         "long-lived services across driver and CUDA upgrades: HW3 ({title}) passed {n} measures"},
-        {"S10", HW, "HW4", NULL, NULL, W_PASSED, C_SUITABLE,
-         "MIG units under the same quotas, queues and preemption as slices: HW4 ({title}) passed "
-         "{n} measures"},
-        /* limitations: the measured worst cases */
-        {"L1", SW, "NB", "p99 slice !time", NULL, W_WORST, C_LIMITATIONS,
-         "neighbour impact under a kerf slice: worst {name} = {value} {unit} (limit {op} "
-         "{threshold})"},
-        {"L2", SW, "NB", "p99 time", NULL, W_WORST, C_LIMITATIONS,
-         "neighbour impact under plain time-slicing: worst {name} = {value} {unit} (limit {op} "
-         "{threshold})"},
-        {"L3", HW, "NB", "p99 mig", NULL, W_WORST, C_LIMITATIONS,
-         "neighbour impact under MIG: worst {name} = {value} {unit} (limit {op} {threshold})"},
-        {"L4", SW, "*", NULL, NULL, W_HEADROOM, C_LIMITATIONS,
-         "{test}: closest to its limit: {name} = {value} {unit} (limit {op} {threshold})"},
-        {"L5", HW, "*", NULL, NULL, W_HEADROOM, C_LIMITATIONS,
-         "{test}: closest to its limit: {name} = {value} {unit} (limit {op} {threshold})"},
-        {"L6", SW, "*", NULL, NULL, W_SIMULATED, C_LIMITATIONS,
-         "measured on the simulated fleet ({n} records): the figures are kerf-sim's, not a real "
-         "GPU's"},
-        {"L7", HW, "*", NULL, NULL, W_SIMULATED, C_LIMITATIONS,
-         "measured on the simulated fleet ({n} records): the figures are kerf-sim's, not a real "
-         "GPU's"},
-        /* missing information */
-        {"M1", SW, "SW1,SW2,SW3,SW4,NB", NULL, NULL, W_NOT_RUN, C_MISSING,
-         "{test} was not run: nothing is known about {workload}"},
-        {"M2", HW, "HW1,HW2,HW3,HW4,NB", NULL, NULL, W_NOT_RUN, C_MISSING,
-         "{test} was not run: nothing is known about {workload}"},
-        {"M3", SW, "*", NULL, NULL, W_SKIPPED, C_MISSING, "{test}: {step} was skipped: {why}"},
-        {"M4", HW, "*", NULL, NULL, W_SKIPPED, C_MISSING, "{test}: {step} was skipped: {why}"},
-        {"M5", SW, "*", NULL, NULL, W_NO_COST, C_MISSING, "cost of the run: {why}"},
-        {"M6", HW, "*", NULL, NULL, W_NO_COST, C_MISSING, "cost of the run: {why}"},
-        /* not recommended: every failed measure */
-        {"N1", SW, "*", NULL, NULL, W_FAILED, C_NOT_RECOMMENDED,
-         "{workload}: {test} failed: {name} = {value} {unit}, required {op} {threshold}"},
-        {"N2", HW, "*", NULL, NULL, W_FAILED, C_NOT_RECOMMENDED,
-         "{workload}: {test} failed: {name} = {value} {unit}, required {op} {threshold}"},
+    /* suitable: a passed test, with the number that supports it */
+    {"S1", SW, "SW1", NULL, NULL, W_PASSED, C_SUITABLE,
+     "slices whose memory cap and compute share must hold: SW1 ({title}) passed ({n} "
+     "measures held)"},
+    {"S2", SW, "NB", "p99 slice !time", "SW1", W_MEASURE_OK, C_SUITABLE,
+     "online inference on a kerf slice beside a noisy neighbour: worst {name} = {value} "
+     "{unit} (limit {op} {threshold}), and SW1 passed"},
+    {"S3", SW, "SW2", NULL, NULL, W_PASSED, C_SUITABLE,
+     "batch and queued, preemptible work under contention: SW2 ({title}) passed ({n} measures "
+     "held)"},
+    {"S4", SW, "SW3", NULL, NULL, W_PASSED, C_SUITABLE,
+     "development and debug tasks beside other work: SW3 ({title}) passed ({n} measures held)"},
+    {"S5", SW, "SW4", NULL, NULL, W_PASSED, C_SUITABLE,
+     "short-lived and cancellable jobs: SW4 ({title}) passed ({n} measures held)"},
+    {"S6", HW, "HW1", NULL, NULL, W_PASSED, C_SUITABLE,
+     "online inference on a MIG instance of fixed size: HW1 ({title}) passed ({n} measures held)"},
+    {"S7", HW, "NB", "p99 mig", "HW1", W_MEASURE_OK, C_SUITABLE,
+     "latency-sensitive inference beside a noisy neighbour on MIG: worst {name} = {value} "
+     "{unit} (limit {op} {threshold}), and HW1 passed"},
+    {"S8", HW, "HW2", NULL, NULL, W_PASSED, C_SUITABLE,
+     "high-impact services that need a device fault contained: HW2 ({title}) passed ({n} "
+     "measures held)"},
+    {"S9", HW, "HW3", NULL, NULL, W_PASSED, C_SUITABLE,
+     "long-lived services across driver and CUDA upgrades: HW3 ({title}) passed ({n} measures "
+     "held)"},
+    {"S10", HW, "HW4", NULL, NULL, W_PASSED, C_SUITABLE,
+     "MIG units under the same quotas, queues and preemption as slices: HW4 ({title}) passed "
+     "({n} measures held)"},
+    /* limitations: the measured worst cases */
+    {"L1", SW, "NB", "p99 slice !time", NULL, W_WORST, C_LIMITATIONS,
+     "neighbour impact under a kerf slice: worst {name} = {value} {unit} (limit {op} "
+     "{threshold})"},
+    {"L2", SW, "NB", "p99 time", NULL, W_WORST, C_LIMITATIONS,
+     "neighbour impact under plain time-slicing: worst {name} = {value} {unit} (limit {op} "
+     "{threshold})"},
+    {"L3", HW, "NB", "p99 mig", NULL, W_WORST, C_LIMITATIONS,
+     "neighbour impact under MIG: worst {name} = {value} {unit} (limit {op} {threshold})"},
+    {"L4", SW, "SW1,SW2,SW3,SW4", NULL, NULL, W_HEADROOM, C_LIMITATIONS,
+     "{test}: closest to its limit: {name} = {value} {unit} (limit {op} {threshold})"},
+    {"L5", HW, "HW1,HW2,HW3,HW4", NULL, NULL, W_HEADROOM, C_LIMITATIONS,
+     "{test}: closest to its limit: {name} = {value} {unit} (limit {op} {threshold})"},
+    {"L6", SW, "*", NULL, NULL, W_SIMULATED, C_LIMITATIONS,
+     "measured on the simulated fleet ({n} records): the figures are kerf-sim's, not a real "
+     "GPU's"},
+    {"L7", HW, "*", NULL, NULL, W_SIMULATED, C_LIMITATIONS,
+     "measured on the simulated fleet ({n} records): the figures are kerf-sim's, not a real "
+     "GPU's"},
+    /* missing information */
+    {"M1", SW, "SW1,SW2,SW3,SW4,NB", NULL, NULL, W_NOT_RUN, C_MISSING,
+     "{test} was not run: nothing is known about {workload}"},
+    {"M2", HW, "HW1,HW2,HW3,HW4,NB", NULL, NULL, W_NOT_RUN, C_MISSING,
+     "{test} was not run: nothing is known about {workload}"},
+    {"M3", SW, "*", NULL, NULL, W_SKIPPED, C_MISSING, "{test}: {step} was skipped: {why}"},
+    {"M4", HW, "*", NULL, NULL, W_SKIPPED, C_MISSING, "{test}: {step} was skipped: {why}"},
+    {"M5", SW, "*", NULL, NULL, W_NO_COST, C_MISSING, "cost of the run: {why}"},
+    {"M6", HW, "*", NULL, NULL, W_NO_COST, C_MISSING, "cost of the run: {why}"},
+    /* not recommended: every failed measure */
+    {"N1", SW, "*", NULL, NULL, W_FAILED, C_NOT_RECOMMENDED,
+     "{workload}: {test} failed: {name} = {value} {unit}, required {op} {threshold}"},
+    {"N2", HW, "*", NULL, NULL, W_FAILED, C_NOT_RECOMMENDED,
+     "{workload}: {test} failed: {name} = {value} {unit}, required {op} {threshold}"},
 };
 
 static const char *workload_of(const char *test)
@@ -350,7 +351,7 @@ static void apply_record(json_t *out, const rule *r, const json_t *rec, const js
                                 continue;
                         all_ok = all_ok && holds(m);
                         if (!best || json_number_value(json_object_get(m, "value")) >
-                                             json_number_value(json_object_get(best, "value")))
+                                         json_number_value(json_object_get(best, "value")))
                                 best = m;
                 }
                 if (!best || (r->when == W_MEASURE_OK && !all_ok))
@@ -364,7 +365,9 @@ static void apply_record(json_t *out, const rule *r, const json_t *rec, const js
                         return;
                 json_array_foreach(ms, i, m)
                 {
-                        if (!measure_for_route(rec, m, r->route))
+                        /* an exact condition (==) has no distance to its limit */
+                        const char *op = json_string_value(json_object_get(m, "op"));
+                        if (!measure_for_route(rec, m, r->route) || !op || !strcmp(op, "=="))
                                 continue;
                         if (!best || headroom(m) < headroom(best))
                                 best = m;
@@ -402,10 +405,10 @@ static void apply(json_t *out, const rule *r, const json_t *records, const json_
                 }
                 return;
         case W_SIMULATED:
-                json_array_foreach(records, i, rec) if (record_for_route(rec, r->route) &&
-                                                        json_is_true(json_object_get(
-                                                                json_object_get(rec, "env"),
-                                                                "simulated"))) v.n++;
+                json_array_foreach(
+                    records, i, rec) if (record_for_route(rec, r->route) &&
+                                         json_is_true(json_object_get(json_object_get(rec, "env"),
+                                                                      "simulated"))) v.n++;
                 if (v.n)
                         emit(out, r, &v);
                 return;

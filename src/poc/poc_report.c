@@ -20,7 +20,7 @@
 #define POC_FILE_MAX ((size_t)1 << 30) /* a cited file larger than 1 GiB is not read whole */
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
         va_list ap;
@@ -227,7 +227,7 @@ json_t *poc__cited_files(const json_t *records)
                         add_cited(files, json_object_get(e, "stderr"));
                 }
                 json_array_foreach(json_object_get(rec, "metrics"), j, e)
-                        add_cited(files, json_object_get(e, "file"));
+                    add_cited(files, json_object_get(e, "file"));
         }
         return files;
 }
@@ -240,7 +240,7 @@ json_t *poc__series_lines(const char *name, const json_t *series)
 
         if (json_is_object(src))
                 json_object_foreach((json_t *)src, k, v) if (json_is_array(v))
-                        json_object_set(lines, k, v);
+                    json_object_set(lines, k, v);
         src = json_object_get(series, "points");
         if (json_is_array(src))
                 json_object_set(lines, name, src);
@@ -424,13 +424,13 @@ int poc_report_write(poc_ctx *p, char *err, size_t errlen)
                 digest_into(digests, p->out, "checkpoint.json");
 
         run = json_pack("{s:s, s:I, s:b, s:s, s:I, s:I, s:s?, s:s?, s:b}", "owner",
-                        p->o.owner ? p->o.owner : "unknown", "seed", (json_int_t)p->o.seed,
-                        "quick", p->o.quick, "route", p->o.route ? p->o.route : POC_ROUTE_BOTH,
-                        "start_ms", (json_int_t)p->t0_ms, "end_ms", (json_int_t)end_ms, "only",
-                        p->o.only, "suite", p->o.suite, "failed_any", p->failed > 0);
-        report = json_pack("{s:s, s:i, s:o, s:o, s:O, s:o, s:o, s:o, s:o}", "kind",
-                           POC_REPORT_KIND, "version", POC_REPORT_VERSION, "run", run, "env",
-                           env_json(&p->env), "records", records, "cost", cost, "conclusions",
+                        p->o.owner ? p->o.owner : "unknown", "seed", (json_int_t)p->o.seed, "quick",
+                        p->o.quick, "route", p->o.route ? p->o.route : POC_ROUTE_BOTH, "start_ms",
+                        (json_int_t)p->t0_ms, "end_ms", (json_int_t)end_ms, "only", p->o.only,
+                        "suite", p->o.suite, "failed_any", p->failed > 0);
+        report = json_pack("{s:s, s:i, s:o, s:o, s:O, s:o, s:o, s:o, s:o}", "kind", POC_REPORT_KIND,
+                           "version", POC_REPORT_VERSION, "run", run, "env", env_json(&p->env),
+                           "records", records, "cost", cost, "conclusions",
                            poc__conclude(records, cost), "files", files, "digests", digests);
         json_decref(records);
         if (!report) {
@@ -439,13 +439,11 @@ int poc_report_write(poc_ctx *p, char *err, size_t errlen)
         }
 
         rr = write_text(p->out, "report.json",
-                        json_dumps(report, JSON_INDENT(1) | JSON_PRESERVE_ORDER), why,
-                        sizeof(why));
+                        json_dumps(report, JSON_INDENT(1) | JSON_PRESERVE_ORDER), why, sizeof(why));
         if (!rr)
                 rr = write_text(p->out, "report.md", poc__report_md(report), why, sizeof(why));
         if (!rr)
-                rr = write_text(p->out, "report.html", poc__report_html(report), why,
-                                sizeof(why));
+                rr = write_text(p->out, "report.html", poc__report_html(report), why, sizeof(why));
         json_decref(report);
         if (rr) {
                 seterr(err, errlen, "report: %s", why);

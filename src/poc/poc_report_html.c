@@ -105,8 +105,8 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
         if (y1 <= y0)
                 y1 = y0 + 1;
         y1 += (y1 - y0) * 0.05;
-#define PX(v) (ML + ((v) - x0) / (x1 - x0) * (CW - ML - MR))
-#define PY(v) (CH - MB - ((v) - y0) / (y1 - y0) * (CH - MT - MB))
+#define PX(v) (ML + ((v)-x0) / (x1 - x0) * (CW - ML - MR))
+#define PY(v) (CH - MB - ((v)-y0) / (y1 - y0) * (CH - MT - MB))
         fputs("<figure class=\"chart\" data-record=\"", f);
         esc(f, rec);
         fputs("\" data-series=\"", f);
@@ -115,8 +115,9 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
         esc(f, rec);
         fputs(": ", f);
         esc(f, name);
-        fprintf(f, "</figcaption>\n<svg class=\"chart\" width=\"%.0f\" height=\"%.0f\" "
-                   "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+        fprintf(f,
+                "</figcaption>\n<svg class=\"chart\" width=\"%.0f\" height=\"%.0f\" "
+                "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
                 CW, CH, CW, CH);
         fprintf(f,
                 "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
@@ -147,7 +148,7 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
                 fprintf(f, "\" stroke=\"%s\" fill=\"%s\"><polyline fill=\"none\" points=\"", col,
                         col);
                 json_array_foreach(pts, i, p) if (point(p, &x, &y))
-                        fprintf(f, "%s%.2f,%.2f", i ? " " : "", PX(x), PY(y));
+                    fprintf(f, "%s%.2f,%.2f", i ? " " : "", PX(x), PY(y));
                 fputs("\"/>\n", f);
                 json_array_foreach(pts, i, p) if (point(p, &x, &y))
                 {
@@ -164,7 +165,9 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
                 fputs("</text></g>\n", f);
                 c++;
         }
-        fputs("</svg>\n<table class=\"points\"><tr><th>line</th><th>", f);
+        fputs("</svg>\n<details><summary>points</summary><table "
+              "class=\"points\"><tr><th>line</th><th>",
+              f);
         esc(f, str(series, "x"));
         fputs("</th><th>", f);
         esc(f, str(series, "y"));
@@ -175,7 +178,7 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
                 esc(f, ln);
                 fprintf(f, "</td><td>%.6g</td><td>%.6g</td></tr>\n", x, y);
         }
-        fputs("</table></figure>\n", f);
+        fputs("</table></details></figure>\n", f);
         json_decref(lines);
 }
 
@@ -321,8 +324,7 @@ static void record(FILE *f, const json_t *rec)
                 num(f, json_object_get(h, "commands"));
                 fputs(" commands).</p>\n", f);
         }
-        json_object_foreach((json_t *)json_object_get(rec, "series"), k, e)
-                line_chart(f, id, k, e);
+        json_object_foreach((json_t *)json_object_get(rec, "series"), k, e) line_chart(f, id, k, e);
         timeline_chart(f, id, json_object_get(rec, "timeline"), json_object_get(rec, "start_ms"));
         fputs("<p class=\"evidence\">Evidence:", f);
         json_array_foreach(json_object_get(rec, "logs"), i, e)
@@ -420,20 +422,20 @@ static void cost(FILE *f, const json_t *c)
 /* The page's only script: it records script errors into the DOM (data-errors) and marks the
  * page rendered once loaded, so a headless browser's DOM dump shows both. */
 static const char page_script[] =
-        "(function(){var errs=[];var root=document.documentElement;"
-        "window.addEventListener('error',function(e){errs.push(String(e.message));"
-        "root.setAttribute('data-errors',errs.join(' | '));});"
-        "window.addEventListener('load',function(){"
-        "root.setAttribute('data-points',String(document.querySelectorAll('svg circle.pt')."
-        "length));root.setAttribute('data-rendered',errs.length?'errors':'ok');});})();";
+    "(function(){var errs=[];var root=document.documentElement;"
+    "window.addEventListener('error',function(e){errs.push(String(e.message));"
+    "root.setAttribute('data-errors',errs.join(' | '));});"
+    "window.addEventListener('load',function(){"
+    "root.setAttribute('data-points',String(document.querySelectorAll('svg circle.pt')."
+    "length));root.setAttribute('data-rendered',errs.length?'errors':'ok');});})();";
 
 static const char page_style[] =
-        "body{font:14px/1.4 sans-serif;margin:2em;max-width:1000px;color:#222}"
-        "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
-        "text-align:left}tr.bad td{background:#fde0e0}.v{padding:1px 6px;border-radius:3px}"
-        ".v.PASS{background:#d4f4d4}.v.FAIL{background:#f8c8c8}.v.SKIPPED{background:#eee}"
-        "svg .axis{stroke:#444}svg .tick,svg .label{font-size:11px;fill:#444}"
-        "svg .legend{font-size:12px}table.points{font-size:11px}figure{margin:1em 0}";
+    "body{font:14px/1.4 sans-serif;margin:2em;max-width:1000px;color:#222}"
+    "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
+    "text-align:left}tr.bad td{background:#fde0e0}.v{padding:1px 6px;border-radius:3px}"
+    ".v.PASS{background:#d4f4d4}.v.FAIL{background:#f8c8c8}.v.SKIPPED{background:#eee}"
+    "svg .axis{stroke:#444}svg .tick,svg .label{font-size:11px;fill:#444}"
+    "svg .legend{font-size:12px}table.points{font-size:11px}figure{margin:1em 0}";
 
 char *poc__report_html(const json_t *report)
 {

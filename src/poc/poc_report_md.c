@@ -91,7 +91,7 @@ static void summary(FILE *f, const json_t *records)
         {
                 ok = 0;
                 json_array_foreach(json_object_get(rec, "measures"), k, m) ok +=
-                        json_is_true(json_object_get(m, "pass"));
+                    json_is_true(json_object_get(m, "pass"));
                 fputs("| ", f);
                 esc(f, str(rec, "id"));
                 fputs(" | ", f);
@@ -136,11 +136,11 @@ static void record(FILE *f, const json_t *rec)
         esc(f, str(env, "cuda"));
         fputs(", kerf ", f);
         esc(f, str(env, "kerf"));
-        fputs(json_is_true(json_object_get(env, "simulated")) ? " (simulated fleet).\n\n"
-                                                                : ".\n\n",
+        fputs(json_is_true(json_object_get(env, "simulated")) ? " (simulated fleet).\n\n" : ".\n\n",
               f);
 
-        fputs("| Measure | Value | Unit | Required | Pass | Note |\n|---|---|---|---|---|---|\n", f);
+        fputs("| Measure | Value | Unit | Required | Pass | Note |\n|---|---|---|---|---|---|\n",
+              f);
         json_array_foreach(json_object_get(rec, "measures"), i, e)
         {
                 fputs("| ", f);

@@ -296,7 +296,7 @@ int poc_verify_dir(const char *dir, FILE *out)
         if (!json_is_object(d))
                 problem(&v, "report.json: digests is not an object");
         json_array_foreach(json_object_get(report, "records"), i, rec)
-                check_record(&v, rec, i, seqs, d);
+            check_record(&v, rec, i, seqs, d);
         /* the audit export and checkpoint carry digests too */
         json_object_foreach(d, rel, rec)
         {

@@ -25,7 +25,7 @@ static int64_t now_ms(void)
 json_t *fx_measure(const char *name, double value, const char *unit, const char *op,
                    double threshold)
 {
-        int pass = !strcmp(op, "<=") ? value <= threshold
+        int pass = !strcmp(op, "<=")   ? value <= threshold
                    : !strcmp(op, ">=") ? value >= threshold
                                        : value == threshold;
         return json_pack("{s:s, s:f, s:s, s:s, s:f, s:b, s:s}", "name", name, "value", value,
@@ -42,8 +42,8 @@ json_t *fx_record(const char *id, const char *route, const char *title, json_t *
 
         if (!skipped)
                 skipped = json_array();
-        json_array_foreach(measures, i, m) if (!json_is_true(json_object_get(m, "pass")))
-                verdict = "FAIL";
+        json_array_foreach(measures, i, m) if (!json_is_true(json_object_get(m, "pass"))) verdict =
+            "FAIL";
         if (!json_array_size(measures) && json_array_size(skipped) && !strcmp(verdict, "PASS"))
                 verdict = "SKIPPED";
         return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:[], s:[], s:[], s:[], s:o, s:o, "
@@ -122,10 +122,10 @@ void fx_build(fx *x)
         x->records = json_array();
         /* SW1: passes; cites task 0's audit records, its logs and a metrics snapshot */
         ms = json_array();
-        json_array_append_new(ms, fx_measure("probe 4GiB: memory total vs request", 0.4, "%",
-                                             "<=", 1.0));
-        json_array_append_new(ms, fx_measure("probe 4GiB: achieved compute share vs 30 %", 3.5,
-                                             "%", "<=", 5.0));
+        json_array_append_new(
+            ms, fx_measure("probe 4GiB: memory total vs request", 0.4, "%", "<=", 1.0));
+        json_array_append_new(
+            ms, fx_measure("probe 4GiB: achieved compute share vs 30 %", 3.5, "%", "<=", 5.0));
         rec = fx_record("SW1", "software", "request vs reality", ms, NULL);
         snprintf(object, sizeof(object), "task:%llu", x->task[0]);
         json_object_set_new(rec, "audit", seqs_of(&x->k, object));
@@ -141,8 +141,8 @@ void fx_build(fx *x)
         write_file(x->dir, "logs/empty.err", "");
         write_file(x->dir, "metrics/SW1-1.prom", "kerf_task_memory_bytes{task=\"1\"} 4294967296\n");
         json_array_append_new(json_object_get(rec, "metrics"),
-                              json_pack("{s:I, s:s, s:s}", "time_ms", (json_int_t)now_ms(),
-                                        "label", "peak", "file", "metrics/SW1-1.prom"));
+                              json_pack("{s:I, s:s, s:s}", "time_ms", (json_int_t)now_ms(), "label",
+                                        "peak", "file", "metrics/SW1-1.prom"));
         json_array_append_new(x->records, rec);
 
         /* SW2: share over time */
@@ -150,8 +150,8 @@ void fx_build(fx *x)
         json_array_append_new(ms, fx_measure("fair share: worst deviation", 4.0, "%", "<=", 10.0));
         rec = fx_record("SW2", "software", "contention", ms, NULL);
         json_object_set_new(rec, "series",
-                            json_pack("{s:{s:s, s:s, s:{s:o, s:o}}}", "share", "x", "time (s)",
-                                      "y", "compute share (%)", "lines", "poc-a",
+                            json_pack("{s:{s:s, s:s, s:{s:o, s:o}}}", "share", "x", "time (s)", "y",
+                                      "compute share (%)", "lines", "poc-a",
                                       line(0, 1, 50, 0.25, 6), "poc-b", line(0, 1, 50, -0.25, 6)));
         snprintf(object, sizeof(object), "task:%llu", x->task[1]);
         json_object_set_new(rec, "audit", seqs_of(&x->k, object));
@@ -160,17 +160,17 @@ void fx_build(fx *x)
         /* NB: the latency curves of both routes */
         ms = json_array();
         json_array_append_new(ms, fx_measure("p99 under slice vs alone", 12.5, "%", "<=", 20.0));
-        json_array_append_new(ms, fx_measure("p99 under time-slicing vs alone", 85.0, "%", "<=",
-                                             100.0));
+        json_array_append_new(
+            ms, fx_measure("p99 under time-slicing vs alone", 85.0, "%", "<=", 100.0));
         json_array_append_new(ms, fx_measure("p99 under MIG vs alone", 2.25, "%", "<=", 20.0));
         rec = fx_record("NB", "both", "neighbour impact", ms, NULL);
-        json_object_set_new(
-            rec, "series",
-            json_pack("{s:{s:s, s:s, s:{s:o, s:o, s:o, s:o}}}", "latency", "x",
-                      "offered load (req/s)", "y", "ms", "lines", "alone p99",
-                      line(10, 10, 5.0, 0.05, 5), "slice p99", line(10, 10, 5.5, 0.1, 5),
-                      "time-slicing p99", line(10, 10, 9.0, 0.5, 5), "MIG p99",
-                      line(10, 10, 5.1, 0.05, 5)));
+        json_object_set_new(rec, "series",
+                            json_pack("{s:{s:s, s:s, s:{s:o, s:o, s:o, s:o}}}", "latency", "x",
+                                      "offered load (req/s)", "y", "ms", "lines", "alone p99",
+                                      line(10, 10, 5.0, 0.05, 5), "slice p99",
+                                      line(10, 10, 5.5, 0.1, 5), "time-slicing p99",
+                                      line(10, 10, 9.0, 0.5, 5), "MIG p99",
+                                      line(10, 10, 5.1, 0.05, 5)));
         json_array_append_new(x->records, rec);
 
         /* HW1: nothing measured, a step skipped */
@@ -181,16 +181,16 @@ void fx_build(fx *x)
 
         /* HW2: a fault timeline; its title carries markup that must stay text */
         ms = json_array();
-        json_array_append_new(ms, fx_measure("blast radius: tasks hit outside the GPU", 0, "count",
-                                             "==", 0));
+        json_array_append_new(
+            ms, fx_measure("blast radius: tasks hit outside the GPU", 0, "count", "==", 0));
         rec = fx_record("HW2", "hardware", "device fault <script>alert(1)</script>", ms, NULL);
-        json_object_set_new(
-            rec, "timeline",
-            json_pack("[{s:I, s:s, s:{s:[i,i], s:[s]}}, {s:I, s:s}]", "t_ms",
-                      json_integer_value(json_object_get(rec, "start_ms")) + 1200, "what",
-                      "XID 79 on GPU 0", "detail", "blast_radius", 12, 13, "units", "mig-1",
-                      "t_ms", json_integer_value(json_object_get(rec, "start_ms")) + 3400, "what",
-                      "GPU 0 reset, tasks requeued"));
+        json_object_set_new(rec, "timeline",
+                            json_pack("[{s:I, s:s, s:{s:[i,i], s:[s]}}, {s:I, s:s}]", "t_ms",
+                                      json_integer_value(json_object_get(rec, "start_ms")) + 1200,
+                                      "what", "XID 79 on GPU 0", "detail", "blast_radius", 12, 13,
+                                      "units", "mig-1", "t_ms",
+                                      json_integer_value(json_object_get(rec, "start_ms")) + 3400,
+                                      "what", "GPU 0 reset, tasks requeued"));
         json_array_append_new(x->records, rec);
 
         memset(&p, 0, sizeof(p));
@@ -220,7 +220,9 @@ void fx_fini(fx *x)
 
         kd_stop(&x->k);
         kd_cleanup(&x->k);
-        if (x->dir[0]) {
+        if (x->dir[0] && getenv("KERF_POC_REPORT_KEEP")) {
+                fprintf(stderr, "fixture: kept %s\n", x->dir);
+        } else if (x->dir[0]) {
                 snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->dir);
                 if (system(cmd) != 0)
                         fprintf(stderr, "fixture: could not remove %s\n", x->dir);

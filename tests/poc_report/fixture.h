@@ -12,17 +12,17 @@
 
 typedef struct fx {
         kd k;
-        char dir[512];        /* the report directory */
-        json_t *records;      /* a copy of the records handed to poc_report_write */
+        char dir[512];   /* the report directory */
+        json_t *records; /* a copy of the records handed to poc_report_write */
         unsigned long long task[2];
-        int write_rc;         /* poc_report_write's result */
+        int write_rc; /* poc_report_write's result */
         char write_err[512];
 } fx;
 
 /* Starts kerfd, runs two tasks, builds the records and writes the report. Aborts the test on
  * failure. */
 void fx_build(fx *x);
-/* Stops kerfd and removes the report directory. */
+/* Stops kerfd and removes the report directory (kept when $KERF_POC_REPORT_KEEP is set). */
 void fx_fini(fx *x);
 
 /* A copy of `dir` (cp -a) in a new temp directory; returns it (static buffer per call site). */

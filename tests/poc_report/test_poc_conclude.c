@@ -73,11 +73,11 @@ static void test_verdict_rule(void **st)
 static void test_sw1_failed_not_recommended(void **st)
 {
         (void)st;
-        json_t *recs = json_pack("[o]", rec("SW1", "software",
-                                            json_pack("[o, o]", meas("memory total vs request",
-                                                                     37.5, "<=", 1),
-                                                      meas("compute share", 2, "<=", 5)),
-                                            NULL, 0));
+        json_t *recs =
+            json_pack("[o]", rec("SW1", "software",
+                                 json_pack("[o, o]", meas("memory total vs request", 37.5, "<=", 1),
+                                           meas("compute share", 2, "<=", 5)),
+                                 NULL, 0));
         json_t *c = poc_conclusions(recs);
         const char *t = item(c, "software", "not_recommended", "N1", "SW1 failed");
 
@@ -87,9 +87,8 @@ static void test_sw1_failed_not_recommended(void **st)
         assert_null(item(c, "software", "suitable", "S1", NULL));
         /* a failed test gives no "closest to its limit" line: it is under not-recommended */
         assert_null(item(c, "software", "limitations", "L4", NULL));
-        assert_int_equal(json_array_size(json_object_get(json_object_get(c, "hardware"),
-                                                         "not_recommended")),
-                         0);
+        assert_int_equal(
+            json_array_size(json_object_get(json_object_get(c, "hardware"), "not_recommended")), 0);
         json_decref(c);
         json_decref(recs);
 }
@@ -99,9 +98,9 @@ static void test_sw1_passed_and_neighbour(void **st)
         (void)st;
         json_t *recs = json_pack(
             "[o, o]",
-            rec("SW1", "software", json_pack("[o, o]", meas("memory", 0.5, "<=", 1),
-                                             meas("share", 4, "<=", 5)),
-                NULL, 1),
+            rec("SW1", "software",
+                json_pack("[o, o]", meas("memory", 0.5, "<=", 1), meas("share", 4, "<=", 5)), NULL,
+                1),
             rec("NB", "both",
                 json_pack("[o, o, o, o]", meas("p99 under slice vs alone (10 req/s)", 8, "<=", 20),
                           meas("p99 under slice vs alone (40 req/s)", 14.5, "<=", 20),
@@ -110,14 +109,15 @@ static void test_sw1_passed_and_neighbour(void **st)
                 NULL, 1));
         json_t *c = poc_conclusions(recs);
 
-        assert_non_null(item(c, "software", "suitable", "S1", "passed 2 measures"));
+        assert_non_null(item(c, "software", "suitable", "S1", "passed (2 measures held)"));
         /* S2: the worst slice p99 is the number quoted */
         assert_non_null(item(c, "software", "suitable", "S2",
                              "worst p99 under slice vs alone (40 req/s) = 14.5 %"));
         assert_non_null(item(c, "software", "limitations", "L1", "= 14.5 %"));
         assert_non_null(item(c, "software", "limitations", "L2", "= 140 %"));
         /* SW1's closest measure: share 4 of 5 (20 % headroom) vs memory 0.5 of 1 (50 %) */
-        assert_non_null(item(c, "software", "limitations", "L4", "SW1: closest to its limit: share"));
+        assert_non_null(
+            item(c, "software", "limitations", "L4", "SW1: closest to its limit: share"));
         /* time-slicing failed: software, not hardware; MIG's measure counts for hardware */
         assert_non_null(item(c, "software", "not_recommended", "N1",
                              "latency-sensitive inference beside a noisy neighbour: NB failed: "
@@ -136,7 +136,8 @@ static void test_slice_over_threshold(void **st)
 {
         (void)st;
         json_t *recs = json_pack(
-            "[o, o]", rec("SW1", "software", json_pack("[o]", meas("memory", 0.5, "<=", 1)), NULL, 0),
+            "[o, o]",
+            rec("SW1", "software", json_pack("[o]", meas("memory", 0.5, "<=", 1)), NULL, 0),
             rec("NB", "both", json_pack("[o]", meas("p99 under slice vs alone", 31, "<=", 20)),
                 NULL, 0));
         json_t *c = poc_conclusions(recs);
@@ -153,13 +154,14 @@ static void test_missing(void **st)
 {
         (void)st;
         json_t *recs = json_pack(
-            "[o, o]", rec("SW1", "software", json_pack("[o]", meas("memory", 0.5, "<=", 1)), NULL, 0),
+            "[o, o]",
+            rec("SW1", "software", json_pack("[o]", meas("memory", 0.5, "<=", 1)), NULL, 0),
             rec("HW1", "hardware", json_array(),
                 json_pack("[{s:s, s:s}]", "step", "MIG re-create", "why",
                           "MIG changes are never made on a real GPU"),
                 0));
-        json_t *cost = json_pack("{s:b, s:s}", "available", 0, "why",
-                                 "cost is not available from this kerfd");
+        json_t *cost =
+            json_pack("{s:b, s:s}", "available", 0, "why", "cost is not available from this kerfd");
         json_t *c = poc__conclude(recs, cost);
 
         for (const char *const *t = (const char *const[]){"SW2", "SW3", "SW4", "NB", NULL}; *t;
@@ -190,12 +192,13 @@ static void test_missing(void **st)
 static void test_deterministic(void **st)
 {
         (void)st;
-        json_t *recs = json_pack("[o]", rec("HW2", "hardware",
-                                            json_pack("[o]", meas("tasks hit", 0, "==", 0)), NULL,
-                                            0));
+        json_t *recs =
+            json_pack("[o]", rec("HW2", "hardware", json_pack("[o]", meas("tasks hit", 0, "==", 0)),
+                                 NULL, 0));
         json_t *a = poc_conclusions(recs), *b = poc_conclusions(recs);
         assert_true(json_equal(a, b));
-        assert_non_null(item(a, "hardware", "suitable", "S8", "HW2 (HW2) passed 1 measures"));
+        assert_non_null(
+            item(a, "hardware", "suitable", "S8", "HW2 (HW2) passed (1 measures held)"));
         json_decref(a);
         json_decref(b);
         json_decref(recs);
@@ -204,9 +207,12 @@ static void test_deterministic(void **st)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_verdict_rule),  cmocka_unit_test(test_sw1_failed_not_recommended),
-            cmocka_unit_test(test_sw1_passed_and_neighbour), cmocka_unit_test(test_slice_over_threshold),
-            cmocka_unit_test(test_missing),        cmocka_unit_test(test_deterministic),
+            cmocka_unit_test(test_verdict_rule),
+            cmocka_unit_test(test_sw1_failed_not_recommended),
+            cmocka_unit_test(test_sw1_passed_and_neighbour),
+            cmocka_unit_test(test_slice_over_threshold),
+            cmocka_unit_test(test_missing),
+            cmocka_unit_test(test_deterministic),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

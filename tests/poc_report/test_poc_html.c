@@ -129,8 +129,7 @@ static void test_renders_with_points(void **st)
         fig = section(dom, "<figure class=\"timeline\" data-record=\"HW2\"", "</figure>");
         p = fig;
         json_array_foreach(json_object_get(rec, "timeline"), i, ev)
-                assert_true(attr(&p, "data-t") ==
-                            json_number_value(json_object_get(ev, "t_ms")));
+            assert_true(attr(&p, "data-t") == json_number_value(json_object_get(ev, "t_ms")));
         assert_non_null(strstr(fig, "XID 79 on GPU 0"));
         free(fig);
         /* the record's markup stayed text in the browser too */

@@ -97,8 +97,10 @@ static void test_files_written(void **st)
         }
         /* the Markdown: summary, measures vs thresholds, skipped steps with why, conclusions */
         s = slurp(X.dir, "report.md");
-        assert_non_null(strstr(s, "| SW1 | request vs reality | software | **PASS** | 2 / 2 | 0 |"));
-        assert_non_null(strstr(s, "| probe 4GiB: memory total vs request | 0.4 | % | &lt;= 1 | yes |"));
+        assert_non_null(
+            strstr(s, "| SW1 | request vs reality | software | **PASS** | 2 / 2 | 0 |"));
+        assert_non_null(
+            strstr(s, "| probe 4GiB: memory total vs request | 0.4 | % | &lt;= 1 | yes |"));
         assert_non_null(strstr(s, "- MIG re-create: MIG changes are never made on a real GPU"));
         assert_non_null(strstr(s, "## Conclusions"));
         assert_null(strstr(s, "<script>"));
@@ -299,7 +301,8 @@ static void test_tamper_log(void **st)
 static void test_tamper_conclusion(void **st)
 {
         (void)st;
-        expect_fail(t_conclusion, "conclusions: software suitable item 0 is \"everything, always\"");
+        expect_fail(t_conclusion,
+                    "conclusions: software suitable item 0 is \"everything, always\"");
 }
 
 static void test_tamper_checkpoint(void **st)
@@ -345,12 +348,18 @@ static void test_html(void **st)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_files_written),      cmocka_unit_test(test_verify_passes),
-            cmocka_unit_test(test_tamper_measure),     cmocka_unit_test(test_tamper_verdict),
-            cmocka_unit_test(test_tamper_audit_removed), cmocka_unit_test(test_tamper_audit_changed),
-            cmocka_unit_test(test_tamper_audit_truncated), cmocka_unit_test(test_tamper_log),
-            cmocka_unit_test(test_tamper_conclusion),  cmocka_unit_test(test_tamper_checkpoint),
-            cmocka_unit_test(test_not_a_report),       cmocka_unit_test(test_html),
+            cmocka_unit_test(test_files_written),
+            cmocka_unit_test(test_verify_passes),
+            cmocka_unit_test(test_tamper_measure),
+            cmocka_unit_test(test_tamper_verdict),
+            cmocka_unit_test(test_tamper_audit_removed),
+            cmocka_unit_test(test_tamper_audit_changed),
+            cmocka_unit_test(test_tamper_audit_truncated),
+            cmocka_unit_test(test_tamper_log),
+            cmocka_unit_test(test_tamper_conclusion),
+            cmocka_unit_test(test_tamper_checkpoint),
+            cmocka_unit_test(test_not_a_report),
+            cmocka_unit_test(test_html),
         };
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
