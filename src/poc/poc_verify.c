@@ -217,6 +217,13 @@ static void check_record(vctx *v, const json_t *rec, size_t i, const json_t *seq
                         verdict ? verdict : "missing", want);
 }
 
+static const char *item_text(const json_t *it)
+{
+        const char *t = json_string_value(json_object_get(it, "text"));
+
+        return !it ? "(none)" : t ? t : "(no text)";
+}
+
 /* Names the first difference between the recorded and the recomputed conclusions. */
 static void check_conclusions(vctx *v, const json_t *got, const json_t *want)
 {
@@ -242,11 +249,7 @@ static void check_conclusions(vctx *v, const json_t *got, const json_t *want)
                                 problem(v,
                                         "conclusions: %s %s item %zu is \"%s\" but the rules give "
                                         "\"%s\"",
-                                        route, cat, k,
-                                        a ? json_string_value(json_object_get(a, "text")) ?: "?"
-                                          : "(none)",
-                                        b ? json_string_value(json_object_get(b, "text")) ?: "?"
-                                          : "(none)");
+                                        route, cat, k, item_text(a), item_text(b));
                                 break;
                         }
                 }

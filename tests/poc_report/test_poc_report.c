@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -345,6 +346,39 @@ static void test_html(void **st)
         free(s);
 }
 
+/* Without kerfd the report is still written (the records are not lost), but it says the audit
+ * evidence is missing, and verify refuses it. */
+static void test_without_kerfd(void **st)
+{
+        char dir[] = "/tmp/kerf-poc-nokerfd-XXXXXX", err[512], *out;
+        kerf_client_opts co = {.socket = "/nonexistent/kerfd.sock", .timeout_ms = 2000};
+        poc_ctx p;
+        json_t *r;
+
+        (void)st;
+        assert_non_null(mkdtemp(dir));
+        memset(&p, 0, sizeof(p));
+        assert_int_equal(kerf_client_new(&co, &p.client), 0);
+        snprintf(p.out, sizeof(p.out), "%s", dir);
+        p.records = json_deep_copy(X.records);
+        assert_int_equal(poc_report_write(&p, err, sizeof(err)), -EIO);
+        assert_non_null(strstr(err, "without its audit evidence: audit checkpoint"));
+        r = fx_load(dir);
+        assert_true(json_is_null(json_object_get(json_object_get(r, "files"), "audit")));
+        assert_false(json_is_true(json_object_get(json_object_get(r, "cost"), "available")));
+        /* the logs were never copied here: their digests say so */
+        assert_true(json_is_null(json_object_get(json_object_get(r, "digests"), "logs/empty.err")));
+        json_decref(r);
+        assert_int_equal(fx_verify(dir, &out), 1);
+        assert_non_null(strstr(out, "report.json: files.audit does not name the audit export"));
+        assert_non_null(
+            strstr(out, "SW1: cites logs/empty.err, which was absent when the report was written"));
+        free(out);
+        json_decref(p.records);
+        kerf_client_free(p.client);
+        rmtree(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -360,6 +394,7 @@ int main(void)
             cmocka_unit_test(test_tamper_checkpoint),
             cmocka_unit_test(test_not_a_report),
             cmocka_unit_test(test_html),
+            cmocka_unit_test(test_without_kerfd),
         };
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
