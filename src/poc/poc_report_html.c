@@ -416,7 +416,17 @@ static void cost(FILE *f, const json_t *c)
         }
         fputs("</table>\n<p>Totals: <code>", f);
         dump_esc(f, json_object_get(c, "totals"));
-        fputs("</code></p></section>\n", f);
+        fputs("</code></p>\n", f);
+        if (json_is_string(json_object_get(c, "notes"))) {
+                fputs("<p>Notes: ", f);
+                esc(f, str(c, "notes"));
+                fputs("</p>\n", f);
+        } else if (json_object_get(c, "notes")) {
+                fputs("<p>Notes: <code>", f);
+                dump_esc(f, json_object_get(c, "notes"));
+                fputs("</code></p>\n", f);
+        }
+        fputs("</section>\n", f);
 }
 
 /* The page's only script: it records script errors into the DOM (data-errors) and marks the

@@ -138,6 +138,33 @@ static void check_file(vctx *v, const char *who, const char *rel, const json_t *
                         hex, json_is_string(d) ? json_string_value(d) : "(not a string)");
 }
 
+/* The fields docs/POC.md "Record" requires of every record, the versions among them. */
+static void check_complete(vctx *v, const json_t *rec, const char *id)
+{
+        static const char *const strings[] = {"id", "title", "route", "owner", "verdict"};
+        static const char *const ints[] = {"start_ms", "end_ms"};
+        static const char *const arrays[] = {"measures", "skipped", "audit", "logs", "metrics"};
+        static const char *const env[] = {"device", "driver", "cuda", "kerf"};
+        const json_t *e = json_object_get(rec, "env");
+        const char *route = json_string_value(json_object_get(rec, "route"));
+
+        for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+                if (!json_is_string(json_object_get(rec, strings[i])))
+                        problem(v, "%s: has no %s", id, strings[i]);
+        for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+                if (!json_is_integer(json_object_get(rec, ints[i])))
+                        problem(v, "%s: has no %s", id, ints[i]);
+        for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
+                if (!json_is_array(json_object_get(rec, arrays[i])))
+                        problem(v, "%s: has no %s array", id, arrays[i]);
+        if (route && strcmp(route, POC_ROUTE_SOFTWARE) && strcmp(route, POC_ROUTE_HARDWARE) &&
+            strcmp(route, POC_ROUTE_BOTH))
+                problem(v, "%s: route '%s' is not software, hardware or both", id, route);
+        for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+                if (!json_is_string(json_object_get(e, env[i])))
+                        problem(v, "%s: env has no %s version", id, env[i]);
+}
+
 static void check_record(vctx *v, const json_t *rec, size_t i, const json_t *seqs,
                          const json_t *digests)
 {
@@ -152,12 +179,7 @@ static void check_record(vctx *v, const json_t *rec, size_t i, const json_t *seq
                 problem(v, "record %zu: not an object", i);
                 return;
         }
-        if (!json_is_string(json_object_get(rec, "id")))
-                problem(v, "%s: has no id", id);
-        if (!json_is_string(json_object_get(rec, "route")))
-                problem(v, "%s: has no route", id);
-        if (!json_is_array(json_object_get(rec, "measures")))
-                problem(v, "%s: has no measures array", id);
+        check_complete(v, rec, id);
         json_array_foreach(json_object_get(rec, "audit"), k, e)
         {
                 if (!json_is_integer(e)) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_poc_conclude.c - the conclusions follow the rule table (docs/POC.md "Conclusions") and
- * the verdict rule (docs/POC.md "Verdicts"); no kerfd needed. */
+ * the verdict rule (docs/POC.md "Verdicts"), and the Markdown/HTML render a report's cost and a
+ * poc_series() series; no kerfd needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -204,6 +205,45 @@ static void test_deterministic(void **st)
         json_decref(recs);
 }
 
+static void test_render_cost_and_points(void **st)
+{
+        (void)st;
+        json_t *recs = json_pack(
+            "[o]", rec("SW2", "software", json_pack("[o]", meas("share", 4, "<=", 10)), NULL, 0));
+        json_t *r1 = json_array_get(recs, 0);
+        /* a series as poc_series() writes it: one "points" array */
+        json_object_set_new(r1, "series",
+                            json_pack("{s:{s:s, s:s, s:[[i, f], [i, f]]}}", "share", "x", "s", "y",
+                                      "%", "points", 0, 49.5, 1, 50.25));
+        json_t *cost = json_pack(
+            "{s:b, s:I, s:I, s:[{s:s, s:s, s:s, s:i, s:f, s:n}], s:{s:f}, s:s}", "available", 1,
+            "from_ms", (json_int_t)1, "to_ms", (json_int_t)2, "items", "tenant", "poc-a", "route",
+            "software", "unit_kind", "slice", "tasks", 3, "granted_gpu_hours", 0.125,
+            "used_gpu_hours", "totals", "granted_gpu_hours", 0.125, "notes", "a <b> note");
+        json_t *report =
+            json_pack("{s:s, s:i, s:{}, s:{}, s:O, s:O, s:o, s:{}, s:{}}", "kind", POC_REPORT_KIND,
+                      "version", 1, "run", "env", "records", recs, "cost", cost, "conclusions",
+                      poc__conclude(recs, cost), "files", "digests");
+        char *md = poc__report_md(report), *html = poc__report_html(report);
+
+        assert_non_null(strstr(md, "| poc-a | software | slice | 3 | 0.125 | not measured |"));
+        assert_non_null(strstr(md, "Notes: a &lt;b&gt; note"));
+        assert_non_null(strstr(html, "<td>poc-a</td><td>software</td><td>slice</td><td>3</td>"
+                                     "<td>0.125</td><td>not measured</td>"));
+        assert_non_null(strstr(html, "<g class=\"line\" data-line=\"share\""));
+        assert_non_null(strstr(html, "data-x=\"1\" data-y=\"50.25\""));
+        assert_null(strstr(html, "<b>"));
+        assert_non_null(strstr(html, "<p>Notes: a &lt;b&gt; note</p>"));
+        /* cost available: nothing about it under missing */
+        assert_null(
+            item(json_object_get(report, "conclusions"), "software", "missing", "M5", NULL));
+        free(md);
+        free(html);
+        json_decref(report);
+        json_decref(cost);
+        json_decref(recs);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -213,6 +253,7 @@ int main(void)
             cmocka_unit_test(test_slice_over_threshold),
             cmocka_unit_test(test_missing),
             cmocka_unit_test(test_deterministic),
+            cmocka_unit_test(test_render_cost_and_points),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,6 +148,15 @@ static void t_measure(const char *dir)
         json_decref(r);
 }
 
+static void t_env(const char *dir)
+{
+        json_t *r = fx_load(dir);
+        json_object_del(json_object_get(json_array_get(json_object_get(r, "records"), 4), "env"),
+                        "driver");
+        fx_store(dir, r);
+        json_decref(r);
+}
+
 static void t_verdict(const char *dir)
 {
         json_t *r = fx_load(dir);
@@ -271,6 +280,12 @@ static void test_tamper_verdict(void **st)
         expect_fail(t_verdict, "NB: verdict is FAIL but its measures give PASS");
 }
 
+static void test_tamper_env(void **st)
+{
+        (void)st;
+        expect_fail(t_env, "HW2: env has no driver version");
+}
+
 static void test_tamper_audit_removed(void **st)
 {
         (void)st;
@@ -386,6 +401,7 @@ int main(void)
             cmocka_unit_test(test_verify_passes),
             cmocka_unit_test(test_tamper_measure),
             cmocka_unit_test(test_tamper_verdict),
+            cmocka_unit_test(test_tamper_env),
             cmocka_unit_test(test_tamper_audit_removed),
             cmocka_unit_test(test_tamper_audit_changed),
             cmocka_unit_test(test_tamper_audit_truncated),
