@@ -419,6 +419,7 @@ int poc_init(poc_ctx *p, const poc_opts *o, const kerf_client_opts *co, char *er
         mkdir_p(path, 0755);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+        json_object_seed(1); /* the same key order in every run: a deterministic report */
         p->records = json_array();
         if (o->spawn && (r = poc_kerfd_start(p, err, errlen)) < 0)
                 return r;

@@ -8,9 +8,10 @@
 
 #include "poc_sw.h"
 
-#define GIB      (1024ULL * 1024 * 1024)
-#define REUSE_MS 2000 /* the unit is reusable within 2 s of the end (kerfd ticks every 20-50 ms)   \
-                       */
+#define GIB (1024ULL * 1024 * 1024)
+#define REUSE_MS                                                                                   \
+        2000 /* the unit is reusable within 2 s of the end (kerfd ticks every 20-50 ms)            \
+              */
 
 static bool pid_alive(long long pid)
 {
