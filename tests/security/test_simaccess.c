@@ -92,6 +92,8 @@ static void test_unprivileged_whole(void **st)
         run_cuda("whole", "");
 }
 
+static int open_as(const char *path, bool with_group);
+
 /* The node and its state belong to root and the group, nobody else; the engine files tasks
  * made are the group's too. */
 static void test_modes(void **st)
@@ -123,6 +125,8 @@ static void test_modes(void **st)
                 if (sb.st_gid != SIM_GID || (sb.st_mode & 07777) != 0660)
                         fail_msg("%s: gid %u mode %o", p, (unsigned)sb.st_gid,
                                  (unsigned)(sb.st_mode & 07777));
+                /* another uid of the group (another tenant's task) opens carol's file */
+                assert_int_equal(open_as(p, true), 0);
                 engines++;
         }
         closedir(d);
