@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # run.sh - the one script for a real NVIDIA GPU machine: build, READ-ONLY discovery with the real
 # libnvidia-ml, then the shim (libkerf-cuda.so) on the real driver: memory cap and views, compute
-# shares, a 30/70 split of two slices, the added launch cost, and PyTorch if installed. One table
+# shares, a 30/70 split of two slices, the added launch cost, kerf-load (probe alone and in a
+# slice, a short serve) and PyTorch if installed. One table
 # at the end; exit 1 on any failed check. Exits 0 with "SKIPPED: no NVIDIA GPU" where there is no
 # driver. Under 8 minutes.
 #
@@ -43,14 +44,14 @@ if [ "$sim" -eq 0 ]; then
         if command -v nvidia-smi >/dev/null 2>&1; then
                 nvidia-smi -L || true # read-only listing, for the record
         fi
-        areas='src/common;src/slicectl;src/core;src/sched;src/sim;src/backend;src/shim;tests/gpu'
+        areas='src/common;src/slicectl;src/core;src/sched;src/sim;src/backend;src/shim;src/load;tests/gpu'
         if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DKERF_AREAS=$areas" >"$build.cmake.log" 2>&1 &&
                 ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.cmake.log" 2>&1; then
                 tail -20 "$build.cmake.log"
                 echo "FAILED: cmake configure (log: $build.cmake.log)"
                 exit 1
         fi
-        if ! cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target gpu_discover kerf_shim gpu_spin gpu_mkregion >"$build.build.log" 2>&1; then
+        if ! cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target gpu_discover kerf_shim gpu_spin gpu_mkregion kerf-load >"$build.build.log" 2>&1; then
                 tail -30 "$build.build.log"
                 echo "FAILED: build (log: $build.build.log)"
                 exit 1
@@ -352,6 +353,81 @@ EOF
         fi
 else
         row "torch" "import torch + CUDA" "not available" INFO
+fi
+
+# ---- 6. kerf-load (the POC's workload program): probe alone, probe in a slice, a short serve ----
+load=$build/bin/kerf-load
+# jfield LINE KEY: the value of "KEY" in a kerf-load JSON line (numbers and plain strings)
+jfield() {
+        printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1
+}
+# load_as REGION|- ARGS...: kerf-load with the shim in slice REGION (or "-": without it)
+load_as() {
+        reg=$1
+        shift
+        if [ "$reg" = "-" ]; then
+                run "$load" "$@"
+        else
+                LD_PRELOAD="$shim" KERF_SLICE_REGION="$reg" KERF_SLICE_ABI=2 run "$load" "$@"
+        fi
+}
+want_kernels=ptx
+if [ "$sim" -eq 1 ]; then
+        want_kernels=kerfsim
+fi
+if [ ! -x "$load" ]; then
+        if [ "$sim" -eq 1 ]; then r=INFO; else r=FAIL; fi
+        row "kerf-load" "$load built" "missing" "$r"
+else
+        out=$(load_as - probe --window-ms 2000 --warmup-ms 500 2>&1)
+        st=$(printf '%s\n' "$out" | grep '^{"event":"start"' | head -1)
+        res=$(printf '%s\n' "$out" | grep '^{"event":"result"' | head -1)
+        if [ -n "$res" ]; then
+                k=$(jfield "$st" kernels)
+                ok=0; [ "$k" = "$want_kernels" ] && ok=1
+                row "kerf-load: spin kernels" "$want_kernels" "$k" "$([ $ok -eq 1 ] && echo PASS || echo FAIL)"
+                tot=$(jfield "$res" memory_total)
+                fr=$(jfield "$res" memory_free)
+                big=$(jfield "$res" largest_alloc)
+                sh=$(jfield "$res" achieved_share)
+                ok=0; [ "$tot" = "$dev_total" ] && ok=1
+                row "kerf-load probe: memory_total (no shim)" "$dev_total" "$tot" "$([ $ok -eq 1 ] && echo PASS || echo FAIL)"
+                ok=0; [ "$big" -le "$fr" ] && [ $((fr - big)) -le $((64 * 1048576)) ] && ok=1
+                row "kerf-load probe: largest alloc ~ free" "$fr (-64 MiB)" "$big" "$([ $ok -eq 1 ] && echo PASS || echo FAIL)"
+                ok=0; awk -v s="$sh" 'BEGIN { exit !(s >= 0.9 && s <= 1.02) }' && ok=1
+                judged "kerf-load probe: share alone" "0.90..1.02" "$sh" "$ok"
+        else
+                printf '%s\n' "$out" | tail -5
+                row "kerf-load probe (no shim)" "result line" "none" FAIL
+        fi
+        reg=$(region load50 "$CAP" 50) || exit 1
+        out=$(load_as "$reg" probe --window-ms 3000 --warmup-ms 1000 2>&1)
+        res=$(printf '%s\n' "$out" | grep '^{"event":"result"' | head -1)
+        if [ -n "$res" ]; then
+                tot=$(jfield "$res" memory_total)
+                big=$(jfield "$res" largest_alloc)
+                sh=$(jfield "$res" achieved_share)
+                ok=0; [ "$tot" = "$CAP" ] && [ "$big" -le "$CAP" ] && ok=1
+                row "kerf-load probe in slice: total, largest" "$CAP, <= $CAP" "$tot, $big" "$([ $ok -eq 1 ] && echo PASS || echo FAIL)"
+                ok=0; abs_le "$sh" 0.5 0.05 && ok=1
+                judged "kerf-load probe in slice: share at 50 %" "0.50 +-0.05" "$sh" "$ok"
+        else
+                printf '%s\n' "$out" | tail -5
+                row "kerf-load probe (shim, 50 %)" "result line" "none" FAIL
+        fi
+        out=$(load_as - serve --rate 100 --kernels 4 --kernel-us 500 --seconds 3 --mem 1GiB 2>&1)
+        res=$(printf '%s\n' "$out" | grep '^{"event":"result"' | head -1)
+        if [ -n "$res" ]; then
+                e=$(jfield "$res" errors)
+                p50=$(jfield "$res" p50_ms)
+                p99=$(jfield "$res" p99_ms)
+                tp=$(jfield "$res" throughput)
+                ok=0; [ "$e" = 0 ] && awk -v p="$p50" -v t="$tp" 'BEGIN { exit !(p >= 2.0 && t >= 95 && t <= 105) }' && ok=1
+                judged "kerf-load serve 100/s x 4 x 0.5 ms" "0 errors, p50 >= 2 ms, 100/s +-5" "$e err, p50 $p50 p99 $p99 ms, $tp/s" "$ok"
+        else
+                printf '%s\n' "$out" | tail -5
+                row "kerf-load serve" "result line" "none" FAIL
+        fi
 fi
 
 # ---- the table ---------------------------------------------------------------------------------
