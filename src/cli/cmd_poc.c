@@ -116,8 +116,9 @@ static int poc_run_cmd(cli *c, int argc, char **argv, const kerf_client_opts *co
         }
         if (o.only && !only_ok(o.only))
                 return KERF_EXIT_USAGE;
-        if (!o.spawn && (o.fleet || o.kerfd || o.test_no_shim)) {
-                cli_err("poc run: --fleet, --kerfd and --test-no-shim need --spawn");
+        if (!o.spawn && (o.fleet || o.kerfd || o.test_no_shim || o.test_break_limiter)) {
+                cli_err("poc run: --fleet, --kerfd, --test-no-shim and --test-break-limiter need "
+                        "--spawn");
                 return KERF_EXIT_USAGE;
         }
         if (o.spawn && o.restart_cmd) {

@@ -208,6 +208,12 @@ kerf_exec *kerf_exec_free(kerf_exec *ex);
 int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *spec, kerf_exec_proc *ret,
                     kerf_exec_failure *ret_fail);
 
+/* Test hook (KERFD_TEST_BREAK_LIMITER=1 in kerfd's environment, docs/DAEMON.md): every slice's
+ * contract also sets KERF_SHIM_TEST_BREAK_LIMITER=1, the shim's switch that turns its limiter
+ * into a grid-size-like one (docs/SHIM.md). A tenant cannot set it: KERF_* of a request is
+ * dropped. Used by the POC harness's own test (docs/POC.md "Testing the harness"). */
+void kerf_exec_test_break_limiter(bool on);
+
 /* Builds the unit contract's environment entries (docs/SHIM-CONTRACT.md) for `unit`,
  * `task_id` and `socket_path` into a NULL-terminated array of heap strings "NAME=value".
  * Used by kerf_exec_start(); public so that attached launchers (SPANK, CDI) can export the

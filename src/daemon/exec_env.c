@@ -85,6 +85,13 @@ int kerf__exec_unit_check(const kerf_exec_unit *u)
         return 0;
 }
 
+static bool break_limiter;
+
+void kerf_exec_test_break_limiter(bool on)
+{
+        break_limiter = on;
+}
+
 int kerf_exec_unit_env(const kerf_exec_unit *u, uint64_t task_id, const char *socket_path,
                        char ***ret)
 {
@@ -122,6 +129,8 @@ int kerf_exec_unit_env(const kerf_exec_unit *u, uint64_t task_id, const char *so
                         r = strv_addf(&s, "KERF_SLICE_UNIT_ID=%" PRIu64, u->unit_id);
                 if (!r)
                         r = strv_addf(&s, "KERF_SLICE_TASK_ID=%" PRIu64, task_id);
+                if (!r && break_limiter)
+                        r = strv_addf(&s, "KERF_SHIM_TEST_BREAK_LIMITER=1");
         }
         if (!r && u && u->kind == KERF_UNIT_MPS) {
                 if (u->mps_pipe_dir && !bad_value(u->mps_pipe_dir))

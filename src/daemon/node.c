@@ -584,6 +584,12 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         n->cfg = *cfg;
         snprintf(n->exe_dir, sizeof(n->exe_dir), "%s", exe_dir);
         n->started_ms = kerfd_now_ms();
+        if (getenv("KERFD_TEST_BREAK_LIMITER") &&
+            !strcmp(getenv("KERFD_TEST_BREAK_LIMITER"), "1")) {
+                kerf_exec_test_break_limiter(true);
+                log_warn("KERFD_TEST_BREAK_LIMITER=1: test hook, every slice's shim runs with its "
+                         "limiter broken (KERF_SHIM_TEST_BREAK_LIMITER=1)");
+        }
         n->crash_after_fork = getenv("KERFD_TEST_CRASH_AFTER_FORK") &&
                               !strcmp(getenv("KERFD_TEST_CRASH_AFTER_FORK"), "1");
         if (n->crash_after_fork)

@@ -479,6 +479,22 @@ static json_t *int_or_null(int64_t v, bool null)
         return null ? json_null() : json_integer((json_int_t)v);
 }
 
+/* Why the task is where it is. A pending task waits for what the scheduler found on its last
+ * try (quota, no fit, ...: the words explain gives), not for the reason stored with its last
+ * state change ("not_tried" at submit, or its preemption, which the scheduler keeps). */
+static json_t *reason_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t)
+{
+        kerf_task_info ti;
+        if (t && !strcmp(rec->state, "pending") &&
+            kerf_sched_task_get(n->sched, rec->id, &ti) == 0 && ti.reason.code != KERF_WHY_NONE)
+                return json_pack(
+                    "{s:s, s:s, s:I}", "code", kerf_why_name(ti.reason.code), "text",
+                    ti.reason.text, "other_task",
+                    (json_int_t)(ti.reason.other_task ? ti.reason.other_task : rec->reason_task));
+        return json_pack("{s:s, s:s, s:I}", "code", rec->reason_code[0] ? rec->reason_code : "none",
+                         "text", rec->reason_text, "other_task", (json_int_t)rec->reason_task);
+}
+
 json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t)
 {
         json_t *req = t ? json_incref(t->req_json) : json_loads(rec->request_json, 0, NULL);
@@ -524,10 +540,7 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
         json_object_set_new(j, "state", json_string(t && t->suspended ? "suspended" : rec->state));
         json_object_set_new(j, "end_reason",
                             rec->end_reason[0] ? json_string(rec->end_reason) : json_null());
-        json_object_set_new(
-            j, "reason",
-            json_pack("{s:s, s:s, s:I}", "code", rec->reason_code[0] ? rec->reason_code : "none",
-                      "text", rec->reason_text, "other_task", (json_int_t)rec->reason_task));
+        json_object_set_new(j, "reason", reason_json(n, rec, t));
         json_object_set_new(j, "route", rec->route[0] ? json_string(rec->route) : json_null());
         json_object_set_new(j, "units", units);
         json_object_set_new(j, "request", req);

@@ -110,6 +110,8 @@ static int spawn(poc_ctx *p, char *err, size_t errlen)
                 prctl(PR_SET_PDEATHSIG, SIGTERM); /* the harness died (crash, kill -9): stop */
                 if (p->o.test_no_shim)
                         setenv("KERFD_TEST_SHIM_PATH", k->no_shim, 1);
+                if (p->o.test_break_limiter) /* every slice's shim breaks its limiter */
+                        setenv("KERFD_TEST_BREAK_LIMITER", "1", 1);
                 execl(k->bin, k->bin, "-c", k->cfg, (char *)NULL);
                 dprintf(2, "poc: cannot run %s: %s\n", k->bin, strerror(errno));
                 _exit(127);

@@ -13,6 +13,8 @@ bool sw_is_live(const poc_task *t);
 /* Polls t until it ends (or timeout_ms); returns a copy of the last live object that carried
  * `usage` (caller decrefs), NULL when none was seen. */
 json_t *sw_follow(poc_ctx *p, poc_task *t, int timeout_ms);
+/* The same for n tasks at once (they run side by side): live[i] for t[i]. */
+void sw_follow_all(poc_ctx *p, poc_task *t, size_t n, int timeout_ms, json_t **live);
 /* A number field, NaN when absent. */
 double sw_num(const json_t *o, const char *key);
 /* A string field, "" when absent. */

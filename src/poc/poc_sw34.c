@@ -43,6 +43,8 @@ void poc_sw2(poc_ctx *p)
         poc_submit(p, rec, &h, req, spin);
         json_decref(req);
         req = sw_slice("poc-b", 12 * GIB, 10, 0);
+        /* a queue of its own: in the first one it would wait behind l2 (strict FIFO) */
+        json_object_set_new(req, "queue", json_string("big"));
         long ost = poc_submit(p, rec, &over, req, spin);
         json_decref(req);
         poc_sleep_ms(p, 500);

@@ -33,12 +33,6 @@ long poc_submit(poc_ctx *p, json_t *rec, poc_task *t, json_t *req, const char *c
         for (size_t i = 0; args && args[i]; i++)
                 json_array_append_new(cmd, json_string(args[i]));
         json_object_set_new(body, "command", cmd);
-        if (p->o.test_break_limiter) { /* src/shim/limiter.c: the limiter lets all through */
-                json_t *env = json_object_get(body, "env");
-                if (!env)
-                        json_object_set_new(body, "env", env = json_object());
-                json_object_set_new(env, "KERF_SHIM_TEST_BREAK_LIMITER", json_string("1"));
-        }
         memset(t, 0, sizeof(*t));
         ans = poc_call(p, "POST", "/v1/tasks", body, &t->status);
         t->req = body;
@@ -397,7 +391,7 @@ void poc_event(json_t *rec, int64_t t_ms, const char *what, json_t *detail)
 {
         json_array_append_new(json_object_get(rec, "timeline"),
                               json_pack("{s:I, s:s, s:o}", "t_ms", (json_int_t)t_ms, "what", what,
-                                        detail ? detail : json_null()));
+                                        "detail", detail ? detail : json_null()));
 }
 
 const char *poc_verdict_of(const json_t *rec)
