@@ -810,6 +810,8 @@ bool kerfd_api_admin(kreq *r)
                 kerfd_api_queues(r);
         } else if (!strcmp(p, "/v1/events") && get) {
                 events(r);
+        } else if (!strcmp(p, "/v1/cost") && get) {
+                kerfd_api_cost(r);
         } else if (!strcmp(p, "/v1/tenants")) {
                 tenants(r, NULL);
         } else if (!strncmp(p, "/v1/tenants/", 12) && p[12]) {
@@ -820,7 +822,7 @@ bool kerfd_api_admin(kreq *r)
                 audit(r, p + 10);
         } else if (!strcmp(p, "/v1/health") || !strcmp(p, "/v1/version") ||
                    !strcmp(p, "/v1/gpus") || !strcmp(p, "/v1/queues") || !strcmp(p, "/v1/events") ||
-                   !strncmp(p, "/v1/units", 9)) {
+                   !strcmp(p, "/v1/cost") || !strncmp(p, "/v1/units", 9)) {
                 kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", r->method, p);
         } else {
                 return false;
