@@ -70,6 +70,17 @@ static const struct {
             "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
             "and compute use against its grant.\n"},
     {"version", "usage: kerf version [--json]\nClient and kerfd versions.\n"},
+    {"cost",
+     "usage: kerf cost [--since TIME] [--until TIME] [--by tenant,route,unit_kind] [--json]\n"
+     "GPU-hours granted and used per tenant, route (software | hardware | whole) and\n"
+     "unit kind over a period (default: everything up to now). TIME: ISO 8601 UTC\n"
+     "(2026-12-01, 2026-12-01T15:00:00Z), 'now', or back from now (90s 30m 24h 7d 2w).\n"
+     "A tenant sees its own tasks only.\n"},
+    {"export", "usage: kerf export --out FILE [--poc DIR]... (admin)\n"
+               "Writes everything a customer takes when leaving - config, tenants, tasks,\n"
+               "units, events, the audit chain with a signed checkpoint, cost runs, POC\n"
+               "reports (--poc, repeatable) - to a tar archive with a manifest.json of\n"
+               "sha256 digests (docs/EXPORT.md). FILE is written whole or not at all.\n"},
 };
 
 static const char general[] =
@@ -77,7 +88,7 @@ static const char general[] =
     "\n"
     "Tasks:   submit run ls show cancel suspend resume logs explain\n"
     "Fleet:   gpus units queue top\n"
-    "Admin:   tenants tenant quota audit version\n"
+    "Admin:   tenants tenant quota audit cost export version\n"
     "Plan:    replay (runs locally)\n"
     "Run 'kerf COMMAND --help' for a command's flags.\n"
     "\n"

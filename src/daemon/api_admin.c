@@ -780,7 +780,9 @@ bool kerfd_api_admin(kreq *r)
         const char *p = r->path;
         bool get = !strcmp(r->method, "GET");
 
-        if (!strcmp(p, "/v1/health") && get) {
+        if (kerfd_api_export(r)) {
+                /* GET /v1/config, /v1/cost/runs */
+        } else if (!strcmp(p, "/v1/health") && get) {
                 /* "store": "ok", or "read-only: <why> since <when> (N changes waiting)" */
                 bool sok = kerfd__store_ok(n);
                 kreq_json(r, 200,

@@ -78,7 +78,7 @@ typedef struct dtask {
         double compute_used_pct;          /* device time rate over the last sample interval */
         bool
             start_unrecorded; /* its start could not be recorded: not forked, retried (records.c) */
-        bool run_open;         /* a run of it was opened in the store (cost.c) */
+        bool run_open;        /* a run of it was opened in the store (cost.c) */
         uint64_t run_dev_base; /* the region's device time when that run opened */
 } dtask;
 
