@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -31,9 +32,16 @@ static long long now_ms(void)
         return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static char fail_file[128];
+
 static int setup(void **st)
 {
+        char hook[200];
         (void)st;
+        /* every run close fails while this file exists: a full disk for that write */
+        snprintf(fail_file, sizeof(fail_file), "/tmp/kerf-it-cost-fail-%d", (int)getpid());
+        snprintf(hook, sizeof(hook), "run_close@%s", fail_file);
+        setenv("KERFD_TEST_STORE_FAIL", hook, 1);
         /* a preloadable stand-in for the shim: the slice counts as enforced and its region's
          * device time (written by it_slice_task) is what kerfd measures */
         setenv("KERFD_TEST_SHIM_PATH", NOOP_SHIM, 1);
@@ -47,6 +55,8 @@ static int teardown(void **st)
         kd_stop(&K);
         kd_cleanup(&K);
         unsetenv("KERFD_TEST_SHIM_PATH");
+        unsetenv("KERFD_TEST_STORE_FAIL");
+        unlink(fail_file);
         return 0;
 }
 
@@ -391,13 +401,62 @@ static void test_cost_restart(void **st)
         json_decref(c);
 }
 
+/* The end of a run cannot be written (its close fails, as on a full disk): the end waits in
+ * kerfd's outbox, and once the store writes again the run ends at the task's true end. */
+static void test_cost_store_full(void **st)
+{
+        (void)st;
+        unsigned long long id;
+        long long t0, a, b;
+        char q[128];
+        json_t *t, *c, *h;
+        long s;
+        FILE *f;
+
+        f = fopen(fail_file, "w");
+        assert_non_null(f);
+        fclose(f);
+        t0 = now_ms();
+        id = kd_submit(&K,
+                       "{\"tenant\":\"bob\",\"route\":\"whole\",\"queue\":\"full\","
+                       "\"command\":[\"/bin/sleep\",\"0.5\"]}",
+                       NULL);
+        t = kd_wait_task(&K, id, "succeeded", 20000);
+        assert_non_null(t);
+        assert_true(json_is_false(json_object_get(t, "durable")));
+        json_decref(t);
+        h = kd_call(&K, "GET", "/v1/health", NULL, NULL, &s, NULL);
+        assert_string_equal(json_string_value(json_object_get(h, "status")), "degraded");
+        json_decref(h);
+        snprintf(q, sizeof(q), "?from_ms=%lld&by=tenant", t0);
+        c = cost(q, NULL, &s);
+        assert_int_equal(s, 200);
+        assert_non_null(strstr(json_string_value(json_object_get(c, "notes")), "cannot write"));
+        json_decref(c);
+        kd_sleep_ms(700); /* the run, still open in the store, is counted up to now meanwhile */
+        unlink(fail_file);
+        for (int i = 0; i < 100; i++) {
+                h = kd_call(&K, "GET", "/v1/health", NULL, NULL, &s, NULL);
+                bool ok = !strcmp(json_string_value(json_object_get(h, "status")), "ok");
+                json_decref(h);
+                if (ok)
+                        break;
+                kd_sleep_ms(50);
+        }
+        span(id, &a, &b);
+        assert_int_equal(runs_of(id, NULL), 1);
+        snprintf(q, sizeof(q), "?from_ms=%lld&to_ms=%lld&by=tenant", t0, now_ms() + 1);
+        c = cost(q, NULL, &s);
+        near(num(item(c, "bob", NULL, NULL), "granted_gpu_hours"), (b - a) / 3.6e6);
+        json_decref(c);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_cost_routes),
-            cmocka_unit_test(test_cost_bad_params),
-            cmocka_unit_test(test_cost_preempted),
-            cmocka_unit_test(test_cost_restart),
+            cmocka_unit_test(test_cost_routes),     cmocka_unit_test(test_cost_bad_params),
+            cmocka_unit_test(test_cost_preempted),  cmocka_unit_test(test_cost_restart),
+            cmocka_unit_test(test_cost_store_full),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
