@@ -105,10 +105,9 @@ KERF_STORE_MUST int kerf_store_end(kerf_store *s, int r);
 /* Makes write operations of `s` fail with -EIO, as a broken disk would. `spec` is
  * "OP[:NTH[:COUNT]][@FILE]": OP is one of commit, task_insert, task_update, task_lease,
  * unit_upsert, unit_delete, event_append, audit_append, run_open, run_close, or "*" (any of
- * them); the NTH call
- * (1 = the next) and the COUNT - 1 after it fail (COUNT 0 = all from NTH on); with @FILE a
- * call fails only while FILE exists. NULL or "" turns injection off. -EINVAL on a bad spec.
- * kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md, test hooks). */
+ * them); the NTH call (1 = the next) and the COUNT - 1 after it fail (COUNT 0 = all from NTH on);
+ * with @FILE a call fails only while FILE exists. NULL or "" turns injection off. -EINVAL on a bad
+ * spec. kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md, test hooks). */
 KERF_STORE_MUST int kerf_store_fail_set(kerf_store *s, const char *spec);
 
 /* ---- file modes --------------------------------------------------------------------------- */
