@@ -401,6 +401,45 @@ static void test_cost_restart(void **st)
         json_decref(c);
 }
 
+/* A time-slice share has no compute reservation: it holds its memory's part of the GPU. */
+static void test_cost_tslice(void **st)
+{
+        (void)st;
+        unsigned long long id;
+        long long t0, a, b;
+        char q[128];
+        json_t *t, *c, *g, *it;
+        long s;
+        int gpu;
+
+        t0 = now_ms();
+        id = kd_submit(&K,
+                       "{\"tenant\":\"alice\",\"workload\":\"dev\",\"route\":\"tslice\","
+                       "\"memory\":\"16GiB\",\"command\":[\"/bin/sleep\",\"1\"]}",
+                       NULL);
+        t = kd_wait_task(&K, id, "running", 20000);
+        assert_non_null(t);
+        gpu = (int)json_integer_value(
+            json_object_get(json_array_get(json_object_get(t, "units"), 0), "gpu"));
+        json_decref(t);
+        json_decref(kd_wait_task(&K, id, "succeeded", 20000));
+        span(id, &a, &b);
+        g = kd_call(&K, "GET", "/v1/gpus", NULL, NULL, &s, NULL);
+        double total = 0;
+        size_t i;
+        json_array_foreach(json_object_get(g, "items"), i,
+                           it) if (json_integer_value(json_object_get(it, "index")) == gpu) total =
+            (double)json_integer_value(json_object_get(it, "memory_total"));
+        json_decref(g);
+        assert_true(total > 0);
+        snprintf(q, sizeof(q), "?from_ms=%lld&to_ms=%lld&by=route,unit_kind", t0, now_ms() + 1);
+        c = cost(q, NULL, &s);
+        it = item(c, NULL, "software", "tslice");
+        assert_non_null(it);
+        near(num(it, "granted_gpu_hours"), 16.0 * 1024 * 1024 * 1024 / total * (b - a) / 3.6e6);
+        json_decref(c);
+}
+
 /* The end of a run cannot be written (its close fails, as on a full disk): the end waits in
  * kerfd's outbox, and once the store writes again the run ends at the task's true end. */
 static void test_cost_store_full(void **st)
@@ -456,7 +495,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_cost_routes),     cmocka_unit_test(test_cost_bad_params),
             cmocka_unit_test(test_cost_preempted),  cmocka_unit_test(test_cost_restart),
-            cmocka_unit_test(test_cost_store_full),
+            cmocka_unit_test(test_cost_store_full), cmocka_unit_test(test_cost_tslice),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
