@@ -30,7 +30,7 @@
  * "Store failures"): a write that is not checked is a record that may silently not exist. */
 #define KERF_STORE_MUST __attribute__((warn_unused_result))
 
-#define KERF_STORE_SCHEMA_VERSION 2
+#define KERF_STORE_SCHEMA_VERSION 3
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
 #define KERF_STORE_TOKEN_LEN      64  /* "kerf_" + 43 base64url chars + NUL, with room */
@@ -104,10 +104,10 @@ KERF_STORE_MUST int kerf_store_end(kerf_store *s, int r);
 
 /* Makes write operations of `s` fail with -EIO, as a broken disk would. `spec` is
  * "OP[:NTH[:COUNT]][@FILE]": OP is one of commit, task_insert, task_update, task_lease,
- * unit_upsert, unit_delete, event_append, audit_append, or "*" (any of them); the NTH call
- * (1 = the next) and the COUNT - 1 after it fail (COUNT 0 = all from NTH on); with @FILE a
- * call fails only while FILE exists. NULL or "" turns injection off. -EINVAL on a bad spec.
- * kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md, test hooks). */
+ * unit_upsert, unit_delete, event_append, audit_append, run_open, run_close, or "*" (any of
+ * them); the NTH call (1 = the next) and the COUNT - 1 after it fail (COUNT 0 = all from NTH on);
+ * with @FILE a call fails only while FILE exists. NULL or "" turns injection off. -EINVAL on a bad
+ * spec. kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md, test hooks). */
 KERF_STORE_MUST int kerf_store_fail_set(kerf_store *s, const char *spec);
 
 /* ---- file modes --------------------------------------------------------------------------- */
@@ -315,6 +315,44 @@ KERF_STORE_MUST int kerf_store_event_append(kerf_store *s, kerf_store_event *e);
 KERF_STORE_MUST int kerf_store_event_list(kerf_store *s, uint64_t task, uint64_t after,
                                           unsigned limit, kerf_store_event **ret_events,
                                           size_t *ret_n, uint64_t *ret_next);
+
+/* ---- runs: what each task held and for how long (cost) ------------------------------------ */
+
+/* One run of a task: from a start on its units to the end of that start (an exit, a
+ * cancel, a preemption, a fault). A preempted and restarted task has one run per start.
+ * Words are the daemon's (docs/STATE.md "Runs and cost"); the store does not interpret them. */
+typedef struct kerf_store_run {
+        uint64_t id;   /* assigned by kerf_store_run_open */
+        uint64_t task; /* must exist in tasks */
+        char tenant[KERF_NAME_LEN];
+        char route[KERF_STORE_WORD_LEN];     /* software | hardware | whole */
+        char unit_kind[KERF_STORE_WORD_LEN]; /* whole | mig | slice | mps | tslice */
+        unsigned units;                      /* how many units (GPUs) the run held */
+        double fraction;                     /* of one GPU, summed over its units, > 0 */
+        int64_t started_ms;
+        int64_t ended_ms; /* 0 = still open */
+        int64_t used_ns;  /* device time measured over the run; -1 = not measured */
+} kerf_store_run;
+
+/* Opens a run of r->task, or, when that task has an open run already (a start recorded
+ * twice, a re-adoption after a restart), updates its tenant/route/kind/units/fraction. A new
+ * run starts at r->started_ms, but never before the end of the task's previous run (a task
+ * resumed in place keeps its first start time). Writes the run's id into r->id.
+ * -EINVAL on a bad field (task 0, fraction <= 0, empty kind), -ENOENT if no such task. */
+KERF_STORE_MUST int kerf_store_run_open(kerf_store *s, kerf_store_run *r);
+/* Closes the open run of `task` (if any) at end_ms (never before its start) with the measured
+ * device time used_ns (-1 = not measured). 0 also when no run was open. */
+KERF_STORE_MUST int kerf_store_run_close(kerf_store *s, uint64_t task, int64_t end_ms,
+                                         int64_t used_ns);
+/* Closes every open run whose task has ended (tasks.ended_ms != 0) at that end: recovery's
+ * sweep for an end written without its run. *ret_n (may be NULL) = how many it closed. */
+KERF_STORE_MUST int kerf_store_run_close_ended(kerf_store *s, unsigned *ret_n);
+/* Calls cb for every run that overlaps [from_ms, to_ms) (open runs count as running on), of
+ * `tenant` only unless it is NULL or "", in id order. The run is borrowed for the call; a
+ * negative result from cb stops the walk and is returned. */
+typedef int (*kerf_store_run_cb)(const kerf_store_run *r, void *userdata);
+KERF_STORE_MUST int kerf_store_run_foreach(kerf_store *s, const char *tenant, int64_t from_ms,
+                                           int64_t to_ms, kerf_store_run_cb cb, void *userdata);
 
 /* ---- ids --------------------------------------------------------------------------------------
  */

@@ -4,6 +4,7 @@
 #define KERF_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -89,6 +90,13 @@ int cli_audit(cli *c, int argc, char **argv);
 /* cmd_audit.c: audit checkpoint, audit verify --in/--against */
 int cli_audit_anchor(cli *c, int argc, char **argv);
 int cli_top(cli *c, int argc, char **argv);
+/* cmd_cost.c: kerf cost. cli_parse_time reads an ISO 8601 UTC time (2026-12-01,
+ * 2026-12-01T15:00[:00]Z), "now", or a span back from now_ms (90s, 30m, 24h, 7d, 2w) into
+ * *ret (ms since the epoch); -EINVAL / -ERANGE otherwise. */
+int cli_cost(cli *c, int argc, char **argv);
+int cli_parse_time(const char *s, int64_t now_ms, int64_t *ret);
+/* cmd_export.c: kerf export --out FILE [--poc DIR]... (admin) */
+int cli_export(cli *c, int argc, char **argv);
 int cli_version(cli *c, int argc, char **argv);
 
 /* cmd_poc.c: kerf poc run|verify (docs/POC.md); argv[0] is "poc" */

@@ -79,6 +79,17 @@ static const struct {
             "private simulated kerfd with --spawn; writes the evidence to DIR (default\n"
             "./kerf-poc-<UTC time>). Exit 1 when any test FAILs. verify re-checks a report.\n"
             "See docs/POC.md.\n"},
+    {"cost",
+     "usage: kerf cost [--since TIME] [--until TIME] [--by tenant,route,unit_kind] [--json]\n"
+     "GPU-hours granted and used per tenant, route (software | hardware | whole) and\n"
+     "unit kind over a period (default: everything up to now). TIME: ISO 8601 UTC\n"
+     "(2026-12-01, 2026-12-01T15:00:00Z), 'now', or back from now (90s 30m 24h 7d 2w).\n"
+     "A tenant sees its own tasks only.\n"},
+    {"export", "usage: kerf export --out FILE [--poc DIR]... (admin)\n"
+               "Writes everything a customer takes when leaving - config, tenants, tasks,\n"
+               "units, events, the audit chain with a signed checkpoint, cost runs, POC\n"
+               "reports (--poc, repeatable) - to a tar archive with a manifest.json of\n"
+               "sha256 digests (docs/EXPORT.md). FILE is written whole or not at all.\n"},
 };
 
 static const char general[] =
@@ -86,7 +97,7 @@ static const char general[] =
     "\n"
     "Tasks:   submit run ls show cancel suspend resume logs explain\n"
     "Fleet:   gpus units queue top\n"
-    "Admin:   tenants tenant quota audit version\n"
+    "Admin:   tenants tenant quota audit cost export version\n"
     "Plan:    replay (runs locally)\n"
     "Prove:   poc run, poc verify (docs/POC.md)\n"
     "Run 'kerf COMMAND --help' for a command's flags.\n"

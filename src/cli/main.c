@@ -17,7 +17,7 @@ static const struct {
     {"tenants", cli_tenants, false}, {"tenant", cli_tenants, false},  {"quota", cli_quota, false},
     {"queue", cli_queue, false},     {"audit", cli_audit, false},     {"top", cli_top, false},
     {"version", cli_version, false}, {"suspend", cli_suspend, false}, {"resume", cli_resume, false},
-    {"replay", NULL, true},
+    {"cost", cli_cost, false},       {"export", cli_export, false},   {"replay", NULL, true},
 };
 
 int main(int argc, char **argv)

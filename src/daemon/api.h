@@ -26,6 +26,10 @@ bool kerfd__store_refuse(kreq *r);
 void kerfd_api_units(kreq *r, const char *idp);
 void kerfd_api_gpus(kreq *r);
 void kerfd_api_queues(kreq *r);
+/* cost.c: GET /v1/cost */
+void kerfd_api_cost(kreq *r);
+/* api_export.c: GET /v1/config (admin), GET /v1/cost/runs; false when the path is neither */
+bool kerfd_api_export(kreq *r);
 /* metrics.c: snapshots under n->mu, formats after (metrics.h) */
 void kerfd_api_metrics(kreq *r);
 

@@ -780,7 +780,9 @@ bool kerfd_api_admin(kreq *r)
         const char *p = r->path;
         bool get = !strcmp(r->method, "GET");
 
-        if (!strcmp(p, "/v1/health") && get) {
+        if (kerfd_api_export(r)) {
+                /* GET /v1/config, /v1/cost/runs */
+        } else if (!strcmp(p, "/v1/health") && get) {
                 /* "store": "ok", or "read-only: <why> since <when> (N changes waiting)" */
                 bool sok = kerfd__store_ok(n);
                 json_t *h =
@@ -818,6 +820,8 @@ bool kerfd_api_admin(kreq *r)
                 kerfd_api_queues(r);
         } else if (!strcmp(p, "/v1/events") && get) {
                 events(r);
+        } else if (!strcmp(p, "/v1/cost") && get) {
+                kerfd_api_cost(r);
         } else if (!strcmp(p, "/v1/tenants")) {
                 tenants(r, NULL);
         } else if (!strncmp(p, "/v1/tenants/", 12) && p[12]) {
@@ -828,7 +832,7 @@ bool kerfd_api_admin(kreq *r)
                 audit(r, p + 10);
         } else if (!strcmp(p, "/v1/health") || !strcmp(p, "/v1/version") ||
                    !strcmp(p, "/v1/gpus") || !strcmp(p, "/v1/queues") || !strcmp(p, "/v1/events") ||
-                   !strncmp(p, "/v1/units", 9)) {
+                   !strcmp(p, "/v1/cost") || !strncmp(p, "/v1/units", 9)) {
                 kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", r->method, p);
         } else {
                 return false;

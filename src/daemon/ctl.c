@@ -384,6 +384,7 @@ bool kerfd__preempt_by_suspend(kerfd_node *n, dtask *t, const kerf_decision *d)
         for (unsigned i = 0; i < t->n_units; i++)
                 kerfd__tx_unit_delete(x, t->units[i].id);
         kerfd__tx_task(x, &t->rec, false);
+        kerfd__tx_run(n, x, t, kerfd__run_used_ns(t)); /* frozen: its run ends here */
         snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
         kerfd__tx_audit(x, "kerfd", t->rec.tenant, "task.preempt", obj, "ok", text,
                         t->units[0].gpu_uuid);

@@ -112,6 +112,7 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
 {
         char obj[64];
         bool preempt = !strcmp(action, "task.preempt");
+        int64_t used = kerfd__run_used_ns(t); /* before an attached task's region goes */
 
         set_reason(t, why);
         snprintf(t->rec.state, sizeof(t->rec.state), "pending");
@@ -141,6 +142,7 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
                 }
         }
         kerfd__tx_task(x, &t->rec, false);
+        kerfd__tx_run(n, x, t, used);
         snprintf(obj, sizeof(obj), "task:%llu", (unsigned long long)t->rec.id);
         kerfd__tx_audit(x, "kerfd", t->rec.tenant, action, obj, "ok", why->text,
                         t->n_units ? t->units[0].gpu_uuid : "");

@@ -78,6 +78,8 @@ typedef struct dtask {
         double compute_used_pct;          /* device time rate over the last sample interval */
         bool
             start_unrecorded; /* its start could not be recorded: not forked, retried (records.c) */
+        bool run_open;        /* a run of it was opened in the store (cost.c) */
+        uint64_t run_dev_base; /* the region's device time when that run opened */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -212,7 +214,20 @@ void kerfd__tx_event(kerfd_tx *x, const char *kind, int gpu, uint64_t unit, uint
                      const char *cls, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 void kerfd__tx_eventv(kerfd_tx *x, const char *kind, int gpu, uint64_t unit, uint64_t task, int xid,
                       const char *cls, const char *fmt, va_list ap);
+/* A run of a task opened (or its open run updated) / closed: docs/STATE.md "Runs and cost". */
+void kerfd__tx_run_open(kerfd_tx *x, const kerf_store_run *run);
+void kerfd__tx_run_close(kerfd_tx *x, uint64_t task, int64_t end_ms, int64_t used_ns);
 int kerfd__tx_commit(kerfd_node *n, kerfd_tx *x, bool defer);
+/* cost.c: adds to x the run record that goes with t's current state: a run opened (or its
+ * open run updated) while it is starting/running on units, else its open run closed at its
+ * end (or now) with used_ns of device time (-1 = not measured; kerfd__run_used_ns). */
+void kerfd__tx_run(kerfd_node *n, kerfd_tx *x, dtask *t, int64_t used_ns);
+/* Device time t used since its run opened, from its slice region; -1 when not measured. */
+int64_t kerfd__run_used_ns(const dtask *t);
+/* The fraction of one GPU that unit u grants (docs/STATE.md "Runs and cost"). */
+double kerfd__unit_fraction(const kerfd_node *n, const dunit *u);
+/* "whole", "hardware" (MIG) or "software" (slice, mps, tslice). */
+const char *kerfd__cost_route(kerf_unit_kind k);
 int kerfd__records_flush(kerfd_node *n);
 void kerfd__records_tick(kerfd_node *n, uint64_t mono);
 void kerfd__records_stop(kerfd_node *n);

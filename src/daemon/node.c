@@ -155,8 +155,8 @@ void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf
 }
 
 /* The record of a task change: the task row, its units (assigned) and the audit record. */
-static kerfd_tx *task_tx(dtask *t, bool insert, const char *actor, const char *action,
-                         const char *result, const char *reason)
+static kerfd_tx *task_tx(kerfd_node *n, dtask *t, bool insert, const char *actor,
+                         const char *action, const char *result, const char *reason)
 {
         kerfd_tx *x = kerfd__tx_new(action, t->rec.id);
         char obj[64];
@@ -168,6 +168,8 @@ static kerfd_tx *task_tx(dtask *t, bool insert, const char *actor, const char *a
                 kerfd__unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
                 kerfd__tx_unit(x, &su);
         }
+        if (!insert)
+                kerfd__tx_run(n, x, t, kerfd__run_used_ns(t));
         kerfd__tx_audit(x, actor, t->rec.tenant, action, obj, result, reason,
                         t->n_units ? t->units[0].gpu_uuid : "");
         return x;
@@ -176,7 +178,7 @@ static kerfd_tx *task_tx(dtask *t, bool insert, const char *actor, const char *a
 int kerfd__commit_task_ex(kerfd_node *n, dtask *t, bool insert, bool defer, const char *actor,
                           const char *action, const char *result, const char *reason)
 {
-        return kerfd__tx_commit(n, task_tx(t, insert, actor, action, result, reason), defer);
+        return kerfd__tx_commit(n, task_tx(n, t, insert, actor, action, result, reason), defer);
 }
 
 /* A new task (insert) is stored now or refused; a change of a known one is kept until it is
@@ -261,6 +263,7 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                 kerfd_tx *x = kerfd__tx_new("task.end", t->rec.id);
                 char obj[64];
                 kerfd__tx_task(x, &t->rec, false);
+                kerfd__tx_run(n, x, t, kerfd__run_used_ns(t));
                 for (unsigned i = 0; i < t->n_units; i++) {
                         /* a MIG instance stays (READY, free); a share or whole GPU vanishes */
                         if (t->units[i].kind == KERF_UNIT_MIG) {

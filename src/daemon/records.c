@@ -24,7 +24,9 @@ enum {
         OP_UNIT_UPSERT,
         OP_UNIT_DELETE,
         OP_AUDIT,
-        OP_EVENT
+        OP_EVENT,
+        OP_RUN_OPEN,
+        OP_RUN_CLOSE
 };
 
 typedef struct krec_op {
@@ -34,6 +36,11 @@ typedef struct krec_op {
                 kerf_store_unit unit;
                 kerf_store_audit audit;
                 kerf_store_event event;
+                kerf_store_run run;
+                struct {
+                        uint64_t task;
+                        int64_t end_ms, used_ns;
+                } close;
                 struct {
                         uint64_t id;
                         int64_t ms;
@@ -192,6 +199,25 @@ void kerfd__tx_event(kerfd_tx *x, const char *kind, int gpu, uint64_t unit, uint
         va_end(ap);
 }
 
+void kerfd__tx_run_open(kerfd_tx *x, const kerf_store_run *run)
+{
+        krec_op *o = op_add(x, OP_RUN_OPEN);
+
+        if (o)
+                o->u.run = *run;
+}
+
+void kerfd__tx_run_close(kerfd_tx *x, uint64_t task, int64_t end_ms, int64_t used_ns)
+{
+        krec_op *o = op_add(x, OP_RUN_CLOSE);
+
+        if (o) {
+                o->u.close.task = task;
+                o->u.close.end_ms = end_ms;
+                o->u.close.used_ns = used_ns;
+        }
+}
+
 static void tx_free(kerfd_tx *x)
 {
         if (!x)
@@ -240,6 +266,15 @@ static int apply(kerf_store *s, void *userdata)
                         r = kerf_store_event_append(s, &e);
                         break;
                 }
+                case OP_RUN_OPEN: {
+                        kerf_store_run run = o->u.run;
+                        r = kerf_store_run_open(s, &run);
+                        break;
+                }
+                case OP_RUN_CLOSE:
+                        r = kerf_store_run_close(s, o->u.close.task, o->u.close.end_ms,
+                                                 o->u.close.used_ns);
+                        break;
                 }
         }
         return r;

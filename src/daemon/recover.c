@@ -503,6 +503,9 @@ static void recover_one(kerfd_node *n, dtask *t)
                 kerfd_tx *x = kerfd__tx_new("task.pending", t->rec.id);
                 snprintf(t->rec.state, sizeof(t->rec.state), "pending");
                 kerfd__tx_task(x, &t->rec, false);
+                /* its run (if any) ends now: when its process died while kerfd was down is
+                 * not known, so the run is closed at recovery (an upper bound) */
+                kerfd__tx_run(n, x, t, -1);
                 (void)kerfd__tx_commit(n, x, true);
         }
 }
@@ -637,6 +640,16 @@ int kerfd__recover(kerfd_node *n)
                 recover_one(n, x.pend[i]);
         free(x.run);
         free(x.pend);
+        {
+                /* a run left open under a task whose end is written (a store from before
+                 * runs were kept, or an end written by hand): closed at that end */
+                unsigned closed = 0;
+                if (kerf_store_run_close_ended(n->store, &closed) < 0)
+                        log_warn("recovery: closing runs of ended tasks: %s",
+                                 kerf_store_errmsg(n->store));
+                else if (closed)
+                        log_info("recovery: %u runs of ended tasks closed at their end", closed);
+        }
         if ((r = kerf_exec_sweep(n->exec)) > 0)
                 log_info("recovery: %d supervisor records of tasks already ended removed", r);
         log_info("recovered: %zu unfinished tasks, next task id %llu, %u tenants", n->n_live,

@@ -69,6 +69,14 @@ const char *const kerf__migrations[] = {
     "ALTER TABLE tenants ADD COLUMN max_tier INTEGER;"
     "ALTER TABLE tenants ADD COLUMN max_pending INTEGER;"
     "ALTER TABLE tenants ADD COLUMN workloads INTEGER NOT NULL DEFAULT 0;",
+    /* 3: one row per run of a task on its units, for cost (docs/STATE.md "Runs and cost") */
+    "CREATE TABLE runs (id INTEGER PRIMARY KEY, task INTEGER NOT NULL REFERENCES tasks(id),"
+    " tenant TEXT NOT NULL, route TEXT NOT NULL, unit_kind TEXT NOT NULL,"
+    " units INTEGER NOT NULL, fraction REAL NOT NULL, started_ms INTEGER NOT NULL,"
+    " ended_ms INTEGER NOT NULL DEFAULT 0, used_ns INTEGER);"
+    "CREATE INDEX runs_task ON runs(task, id);"
+    "CREATE INDEX runs_open ON runs(task) WHERE ended_ms = 0;"
+    "CREATE INDEX runs_started ON runs(started_ms);",
 };
 const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__migrations[0]));
 
@@ -85,6 +93,8 @@ const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__mig
         " kerf, prev_hash, hash"
 #define TENANT_COLS "name, cohort, weight, uid, gid, max_priority, max_tier, max_pending, workloads"
 #define EVENT_COLS  "id, time_ms, kind, gpu, unit, task, xid, class, text"
+#define RUN_COLS                                                                                   \
+        "id, task, tenant, route, unit_kind, units, fraction, started_ms, ended_ms, used_ns"
 
 const char *const kerf__sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -147,6 +157,19 @@ const char *const kerf__sql[ST_COUNT] = {
     [ST_MAX_IDS] = "SELECT (SELECT IFNULL(MAX(id), 0) FROM tasks),"
                    " (SELECT IFNULL(MAX(id), 0) FROM units),"
                    " (SELECT IFNULL(MAX(id), 0) FROM events)",
+    [ST_RUN_UPDATE_OPEN] = "UPDATE runs SET tenant = ?2, route = ?3, unit_kind = ?4, units = ?5,"
+                           " fraction = ?6 WHERE task = ?1 AND ended_ms = 0",
+    [ST_RUN_LAST_END] = "SELECT IFNULL(MAX(ended_ms), 0) FROM runs WHERE task = ?1",
+    [ST_RUN_INSERT] = "INSERT INTO runs (task, tenant, route, unit_kind, units, fraction,"
+                      " started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_RUN_CLOSE] = "UPDATE runs SET ended_ms = MAX(?2, started_ms), used_ns = ?3"
+                     " WHERE task = ?1 AND ended_ms = 0",
+    [ST_RUN_CLOSE_ENDED] = "UPDATE runs SET ended_ms = MAX(started_ms, (SELECT t.ended_ms FROM"
+                           " tasks t WHERE t.id = runs.task)) WHERE ended_ms = 0 AND"
+                           " (SELECT t.ended_ms FROM tasks t WHERE t.id = runs.task) > 0",
+    [ST_RUN_PERIOD] = "SELECT " RUN_COLS " FROM runs WHERE started_ms < ?2 AND"
+                      " (ended_ms = 0 OR ended_ms > ?1) AND (?3 = '' OR tenant = ?3)"
+                      " ORDER BY id",
     [ST_AUDIT_HEAD] = "SELECT count, last_seq, hash FROM audit_head WHERE id = 1",
     [ST_AUDIT_INSERT] = "INSERT INTO audit (" AUDIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
                         " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
