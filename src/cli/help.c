@@ -70,15 +70,16 @@ static const struct {
             "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
             "and compute use against its grant.\n"},
     {"version", "usage: kerf version [--json]\nClient and kerfd versions.\n"},
-    {"poc", "usage: kerf poc run [--route software|hardware|both] [--suite FILE] [--owner NAME]\n"
-            "            [--out DIR] [--quick] [--seed N] [--only SW1,HW2,...] [--load PATH]\n"
-            "            [--spawn [--fleet F] [--kerfd BIN] [--test-no-shim]] [--restart-cmd CMD]\n"
-            "            [--test-break-limiter]\n"
-            "       kerf poc verify DIR\n"
-            "Runs the eight acceptance tests (SW1-SW4, HW1-HW4, NB) against kerfd (admin), or a\n"
-            "private simulated kerfd with --spawn; writes the evidence to DIR (default\n"
-            "./kerf-poc-<UTC time>). Exit 1 when any test FAILs. verify re-checks a report.\n"
-            "See docs/POC.md.\n"},
+    {"poc",
+     "usage: kerf poc run [--route software|hardware|both] [--suite FILE] [--owner NAME]\n"
+     "            [--out DIR] [--quick] [--seed N] [--only SW1,HW2,...] [--load PATH]\n"
+     "            [--spawn [--fleet F] [--kerfd BIN] [--test-no-shim] [--test-break-limiter]]\n"
+     "            [--restart-cmd CMD]\n"
+     "       kerf poc verify DIR\n"
+     "Runs the eight acceptance tests (SW1-SW4, HW1-HW4, NB) against kerfd (admin), or a\n"
+     "private simulated kerfd with --spawn; writes the evidence to DIR (default\n"
+     "./kerf-poc-<UTC time>). Exit 1 when any test FAILs. verify re-checks a report.\n"
+     "See docs/POC.md.\n"},
     {"cost",
      "usage: kerf cost [--since TIME] [--until TIME] [--by tenant,route,unit_kind] [--json]\n"
      "GPU-hours granted and used per tenant, route (software | hardware | whole) and\n"
