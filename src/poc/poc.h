@@ -189,7 +189,9 @@ void poc_event(json_t *rec, int64_t t_ms, const char *what,
                json_t *detail /* stolen, may be NULL */);
 /* Sets end time and verdict, appends to p->records (stolen). */
 void poc_record_finish(poc_ctx *p, json_t *rec);
-/* The verdict rule, shared with verify: from "measures" and "skipped". */
+/* The verdict rule (docs/POC.md "Verdicts"), from "measures" and "skipped" only: the record's
+ * writer and `poc verify` use this one (poc_report.c). A measure counts by its value, op and
+ * threshold; a value of null (not measured) fails. */
 const char *poc_verdict_of(const json_t *rec);
 
 /* ---- the tests ---- */

@@ -316,7 +316,7 @@ static void apply_record(json_t *out, const rule *r, const json_t *rec, const js
         v.workload = workload_of(v.test ? v.test : "");
         switch (r->when) {
         case W_PASSED:
-                if (strcmp(poc__verdict_rule(rec), POC_PASS) || !json_array_size(ms))
+                if (strcmp(poc_verdict_of(rec), POC_PASS) || !json_array_size(ms))
                         return;
                 v.n = (long)json_array_size(ms);
                 emit(out, r, &v);
@@ -340,7 +340,7 @@ static void apply_record(json_t *out, const rule *r, const json_t *rec, const js
         case W_WORST:
                 if (r->requires) {
                         const json_t *q = find_record(records, r->requires);
-                        if (!q || strcmp(poc__verdict_rule(q), POC_PASS))
+                        if (!q || strcmp(poc_verdict_of(q), POC_PASS))
                                 return;
                 }
                 json_array_foreach(ms, i, m)
@@ -361,7 +361,7 @@ static void apply_record(json_t *out, const rule *r, const json_t *rec, const js
                 return;
         case W_HEADROOM:
                 /* only where the test passed: a failed test is under not-recommended already */
-                if (strcmp(poc__verdict_rule(rec), POC_PASS))
+                if (strcmp(poc_verdict_of(rec), POC_PASS))
                         return;
                 json_array_foreach(ms, i, m)
                 {

@@ -182,7 +182,7 @@ int poc__measure_holds(double value, const char *op, double threshold)
         return -1;
 }
 
-const char *poc__verdict_rule(const json_t *rec)
+const char *poc_verdict_of(const json_t *rec)
 {
         const json_t *ms = json_object_get(rec, "measures");
         const json_t *sk = json_object_get(rec, "skipped");

@@ -24,11 +24,6 @@ char *poc__read_file(const char *path, size_t *ret_len);
 
 /* Whether `value op threshold` holds: 1 yes, 0 no, -1 when op is not "<=", ">=" or "==". */
 int poc__measure_holds(double value, const char *op, double threshold);
-/* The verdict rule of docs/POC.md "Verdicts", computed from "measures" and "skipped" only.
- * It is kept here (not taken from poc_core.c) so that verify recomputes it independently of
- * the code that wrote the record. Returns POC_PASS, POC_FAIL or POC_SKIPPED. */
-const char *poc__verdict_rule(const json_t *rec);
-
 /* The files records cite, relative to the report directory (logs[].stdout/.stderr,
  * metrics[].file), each once, in record order. Absolute paths (kerfd's own copies, e.g.
  * logs[].kerfd_stdout) are not part of the report directory and are left out. New array. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "poc.h"
+#include "poc_report_int.h"
 
 json_t *poc_call(poc_ctx *p, const char *method, const char *path, json_t *body, long *status)
 {
@@ -280,21 +281,16 @@ json_t *poc_record_new(poc_ctx *p, const char *id, const char *route, const char
 bool poc_measure(json_t *rec, const char *name, double value, const char *unit, const char *op,
                  double threshold, const char *note)
 {
-        bool pass = false;
-        if (!isfinite(value)) { /* nothing measured: a value that fails its own threshold */
-                value = !strcmp(op, ">=") ? -1e300 : 1e300;
-                note = "not measured (the workload gave no figure)";
-        }
-        if (!strcmp(op, "<="))
-                pass = value <= threshold;
-        else if (!strcmp(op, ">="))
-                pass = value >= threshold;
-        else if (!strcmp(op, "=="))
-                pass = value == threshold;
+        /* nothing measured (the workload gave no figure): value null, never a pass */
+        bool measured = isfinite(value);
+        bool pass = measured && poc__measure_holds(value, op, threshold) == 1;
         json_array_append_new(json_object_get(rec, "measures"),
-                              json_pack("{s:s, s:f, s:s, s:s, s:f, s:b, s:s}", "name", name,
-                                        "value", value, "unit", unit, "op", op, "threshold",
-                                        threshold, "pass", pass, "note", note ? note : ""));
+                              json_pack("{s:s, s:o, s:s, s:s, s:f, s:b, s:s}", "name", name,
+                                        "value", measured ? json_real(value) : json_null(), "unit",
+                                        unit, "op", op, "threshold", threshold, "pass", pass,
+                                        "note",
+                                        measured ? (note ? note : "")
+                                                 : "not measured (the workload gave no figure)"));
         return pass;
 }
 
@@ -392,16 +388,6 @@ void poc_event(json_t *rec, int64_t t_ms, const char *what, json_t *detail)
         json_array_append_new(json_object_get(rec, "timeline"),
                               json_pack("{s:I, s:s, s:o}", "t_ms", (json_int_t)t_ms, "what", what,
                                         "detail", detail ? detail : json_null()));
-}
-
-const char *poc_verdict_of(const json_t *rec)
-{
-        const json_t *ms = json_object_get(rec, "measures"), *m;
-        size_t i;
-        json_array_foreach(ms, i, m) if (!json_is_true(json_object_get(m, "pass"))) return POC_FAIL;
-        if (!json_array_size(ms) && json_array_size(json_object_get(rec, "skipped")))
-                return POC_SKIPPED;
-        return POC_PASS;
 }
 
 void poc_record_finish(poc_ctx *p, json_t *rec)

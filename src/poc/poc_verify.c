@@ -216,6 +216,14 @@ static void check_record(vctx *v, const json_t *rec, size_t i, const json_t *seq
                 int h;
                 if (!name)
                         name = "(unnamed)";
+                if (json_is_null(val) && json_is_number(thr)) { /* not measured: never a pass */
+                        if (!json_is_false(pass))
+                                problem(v,
+                                        "%s: measure '%s': not measured (value null) but pass is "
+                                        "not false",
+                                        id, name);
+                        continue;
+                }
                 if (!json_is_number(val) || !json_is_number(thr)) {
                         problem(v, "%s: measure '%s': value or threshold is not a number", id,
                                 name);
@@ -233,7 +241,7 @@ static void check_record(vctx *v, const json_t *rec, size_t i, const json_t *seq
                                 json_number_value(val), op, json_number_value(thr),
                                 h ? "true" : "false");
         }
-        want = poc__verdict_rule(rec);
+        want = poc_verdict_of(rec);
         if (!verdict || strcmp(verdict, want))
                 problem(v, "%s: verdict is %s but its measures give %s", id,
                         verdict ? verdict : "missing", want);

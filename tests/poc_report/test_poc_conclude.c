@@ -26,7 +26,7 @@ static json_t *rec(const char *id, const char *route, json_t *measures, json_t *
         json_t *r = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b}}", "id", id, "route", route,
                               "title", id, "measures", measures, "skipped",
                               skipped ? skipped : json_array(), "env", "simulated", simulated);
-        json_object_set_new(r, "verdict", json_string(poc__verdict_rule(r)));
+        json_object_set_new(r, "verdict", json_string(poc_verdict_of(r)));
         return r;
 }
 
@@ -51,22 +51,22 @@ static void test_verdict_rule(void **st)
 {
         (void)st;
         json_t *r = rec("X", "software", json_array(), NULL, 0);
-        assert_string_equal(poc__verdict_rule(r), POC_PASS);
+        assert_string_equal(poc_verdict_of(r), POC_PASS);
         json_decref(r);
         r = rec("X", "software", json_array(), json_pack("[{s:s,s:s}]", "step", "a", "why", "b"),
                 0);
-        assert_string_equal(poc__verdict_rule(r), POC_SKIPPED);
+        assert_string_equal(poc_verdict_of(r), POC_SKIPPED);
         json_decref(r);
         r = rec("X", "software", json_pack("[o]", meas("m", 2, "<=", 1)),
                 json_pack("[{s:s,s:s}]", "step", "a", "why", "b"), 0);
-        assert_string_equal(poc__verdict_rule(r), POC_FAIL);
+        assert_string_equal(poc_verdict_of(r), POC_FAIL);
         json_decref(r);
         /* pass is what the numbers say, not what the field says */
         r = rec("X", "software", json_pack("[o]", meas("m", 1, "==", 1)), NULL, 0);
-        assert_string_equal(poc__verdict_rule(r), POC_PASS);
+        assert_string_equal(poc_verdict_of(r), POC_PASS);
         json_object_set_new(json_array_get(json_object_get(r, "measures"), 0), "value",
                             json_real(1.0000001));
-        assert_string_equal(poc__verdict_rule(r), POC_FAIL);
+        assert_string_equal(poc_verdict_of(r), POC_FAIL);
         json_decref(r);
         assert_int_equal(poc__measure_holds(1, "<", 2), -1);
 }
