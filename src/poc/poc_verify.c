@@ -18,6 +18,7 @@ typedef struct vctx {
         const char *dir;
         FILE *out;
         int problems;
+        size_t cited; /* audit seqs cited by the records, found in the export */
 } vctx;
 
 static void problem(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -190,6 +191,8 @@ static void check_record(vctx *v, const json_t *rec, size_t i, const json_t *seq
                 if (!json_object_get(seqs, key))
                         problem(v, "%s: cites audit seq %s, which the audit export does not hold",
                                 id, key);
+                else
+                        v->cited++;
         }
         json_array_foreach(json_object_get(rec, "logs"), k, e)
         {
@@ -344,6 +347,16 @@ int poc_verify_dir(const char *dir, FILE *out)
         want = poc__conclude(json_object_get(report, "records"), json_object_get(report, "cost"));
         check_conclusions(&v, json_object_get(report, "conclusions"), want);
         json_decref(want);
+        if (v.problems)
+                fprintf(out, "%s: %d problem%s: the report does not hold\n", dir, v.problems,
+                        v.problems == 1 ? "" : "s");
+        else
+                fprintf(out,
+                        "%s: verified: %zu records (verdicts follow from their measures), %zu "
+                        "audit records cited and present in a chain that holds its signed "
+                        "checkpoint, %zu files match their digests\n",
+                        dir, json_array_size(json_object_get(report, "records")), v.cited,
+                        json_object_size(json_object_get(report, "digests")));
         json_decref(report);
         return v.problems ? 1 : 0;
 }
