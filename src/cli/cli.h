@@ -91,4 +91,7 @@ int cli_audit_anchor(cli *c, int argc, char **argv);
 int cli_top(cli *c, int argc, char **argv);
 int cli_version(cli *c, int argc, char **argv);
 
+/* cmd_poc.c: kerf poc run|verify (docs/POC.md); argv[0] is "poc" */
+int cli_poc(int argc, char **argv, const kerf_client_opts *co);
+
 #endif /* KERF_CLI_H */

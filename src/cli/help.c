@@ -70,6 +70,15 @@ static const struct {
             "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
             "and compute use against its grant.\n"},
     {"version", "usage: kerf version [--json]\nClient and kerfd versions.\n"},
+    {"poc", "usage: kerf poc run [--route software|hardware|both] [--suite FILE] [--owner NAME]\n"
+            "            [--out DIR] [--quick] [--seed N] [--only SW1,HW2,...] [--load PATH]\n"
+            "            [--spawn [--fleet F] [--kerfd BIN] [--test-no-shim]] [--restart-cmd CMD]\n"
+            "            [--test-break-limiter]\n"
+            "       kerf poc verify DIR\n"
+            "Runs the eight acceptance tests (SW1-SW4, HW1-HW4, NB) against kerfd (admin), or a\n"
+            "private simulated kerfd with --spawn; writes the evidence to DIR (default\n"
+            "./kerf-poc-<UTC time>). Exit 1 when any test FAILs. verify re-checks a report.\n"
+            "See docs/POC.md.\n"},
 };
 
 static const char general[] =
@@ -79,6 +88,7 @@ static const char general[] =
     "Fleet:   gpus units queue top\n"
     "Admin:   tenants tenant quota audit version\n"
     "Plan:    replay (runs locally)\n"
+    "Prove:   poc run, poc verify (docs/POC.md)\n"
     "Run 'kerf COMMAND --help' for a command's flags.\n"
     "\n"
     "The socket defaults to $KERF_SOCKET, /run/kerf/kerfd.sock (root) or\n"

@@ -56,6 +56,8 @@ int main(int argc, char **argv)
                 cli_usage(stdout, i + 1 < argc ? argv[i + 1] : NULL);
                 return 0;
         }
+        if (!strcmp(verb, "poc")) /* makes its own client (or spawns kerfd): src/poc */
+                return cli_poc(argc - i, argv + i, &o);
         for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
                 if (strcmp(verb, verbs[v].name) != 0)
                         continue;
