@@ -783,13 +783,21 @@ bool kerfd_api_admin(kreq *r)
         if (!strcmp(p, "/v1/health") && get) {
                 /* "store": "ok", or "read-only: <why> since <when> (N changes waiting)" */
                 bool sok = kerfd__store_ok(n);
-                kreq_json(r, 200,
-                          json_pack("{s:s, s:b, s:s, s:I, s:o, s:I}", "status",
-                                    sok ? "ok" : "degraded", "simulated", n->simulated, "backend",
-                                    n->backend_name, "uptime_s",
-                                    (json_int_t)((kerfd_now_ms() - n->started_ms) / 1000), "store",
-                                    kerfd__store_health(n), "pending_records",
-                                    (json_int_t)n->outbox_len));
+                json_t *h =
+                    json_pack("{s:s, s:b, s:s, s:I, s:o, s:I}", "status", sok ? "ok" : "degraded",
+                              "simulated", n->simulated, "backend", n->backend_name, "uptime_s",
+                              (json_int_t)((kerfd_now_ms() - n->started_ms) / 1000), "store",
+                              kerfd__store_health(n), "pending_records", (json_int_t)n->outbox_len);
+                /* where kerfd keeps its files: for operators and the POC harness (kerf-load in
+                 * lib, faults injected in sim); a tenant learns nothing of the host's layout */
+                if (h && r->admin)
+                        json_object_set_new(h, "paths",
+                                            json_pack("{s:s, s:s, s:o}", "state", n->cfg.state_dir,
+                                                      "lib", n->lib_dir, "sim",
+                                                      n->simulated && n->sim_dir[0]
+                                                          ? json_string(n->sim_dir)
+                                                          : json_null()));
+                kreq_json(r, 200, h);
         } else if (!strcmp(p, "/v1/version") && get) {
                 kreq_json(r, 200,
                           json_pack("{s:s, s:i, s:s, s:s}", "kerf", KERFD_VERSION, "api", 1,

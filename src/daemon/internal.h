@@ -359,7 +359,9 @@ json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
 
 /* libstage.c: copies the libraries tasks load (shim, simulated libcuda/NVML) from `from` into
  * <state_dir>/lib (0755, files 0644) and writes that dir to out; < 0 (logged, out unchanged)
- * when it cannot. */
-int kerfd__stage_libs(const char *from, const char *state_dir, char *out, size_t outlen);
+ * when it cannot. The programs tasks run (kerf-load) are copied from `bin_dir` (NULL: none)
+ * with mode 0755 when they exist there; one missing or not copied is logged, not an error. */
+int kerfd__stage_libs(const char *from, const char *bin_dir, const char *state_dir, char *out,
+                      size_t outlen);
 
 #endif /* KERFD_INTERNAL_H */

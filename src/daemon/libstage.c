@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libstage.c - the libraries kerfd hands to its tasks (the shim; on the simulated fleet the
- * simulated libcuda and NVML), copied at start into <state>/lib where every task uid can read
- * them, whatever the mode of the directories above kerfd's install (a build tree in a 0700 home:
- * the loader would skip an unreadable LD_PRELOAD silently, issue 8 S5). */
+/* libstage.c - the files kerfd hands to its tasks (the shim; on the simulated fleet the
+ * simulated libcuda and NVML; the POC workload program kerf-load), copied at start into
+ * <state>/lib where every task uid can read them, whatever the mode of the directories above
+ * kerfd's install (a build tree in a 0700 home: the loader would skip an unreadable LD_PRELOAD
+ * silently, issue 8 S5). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,8 +14,12 @@
 #include "internal.h"
 
 static const char *const staged[] = {"libkerf-cuda.so", "libcuda.so.1", "libnvidia-ml.so.1"};
+/* programs next to kerfd's binary that tasks run (docs/POC.md): staged 0755 */
+static const char *const staged_bin[] = {"kerf-load"};
 
-static int copy_one(const char *from, const char *dir, const char *name)
+/* Copies from/name to dir/name with `mode` (a temp file renamed over the old copy). 0 when
+ * copied, 1 when from/name does not exist (an old copy is removed), < 0 on an error. */
+static int copy_one(const char *from, const char *dir, const char *name, mode_t mode)
 {
         char src[4600], tmp[4600], dst[4600], buf[65536];
         int in, out, r = 0;
@@ -29,10 +34,10 @@ static int copy_one(const char *from, const char *dir, const char *name)
                         return -errno;
                 /* not built or not installed: nothing to hand out (the checks say so later) */
                 (void)unlink(dst);
-                return 0;
+                return 1;
         }
         (void)unlink(tmp);
-        out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out < 0) {
                 r = -errno;
                 close(in);
@@ -47,7 +52,7 @@ static int copy_one(const char *from, const char *dir, const char *name)
                 }
         }
         close(in);
-        if (r == 0 && fchmod(out, 0644) < 0) /* whatever kerfd's umask */
+        if (r == 0 && fchmod(out, mode) < 0) /* whatever kerfd's umask */
                 r = -errno;
         if (close(out) < 0 && r == 0)
                 r = -errno;
@@ -59,7 +64,8 @@ static int copy_one(const char *from, const char *dir, const char *name)
         return r;
 }
 
-int kerfd__stage_libs(const char *from, const char *state_dir, char *out, size_t outlen)
+int kerfd__stage_libs(const char *from, const char *bin_dir, const char *state_dir, char *out,
+                      size_t outlen)
 {
         char dir[4500];
         struct stat sb;
@@ -81,13 +87,24 @@ int kerfd__stage_libs(const char *from, const char *state_dir, char *out, size_t
         if ((sb.st_mode & 07777) != 0755 && chmod(dir, 0755) < 0)
                 goto fail;
         for (size_t i = 0; i < sizeof(staged) / sizeof(staged[0]); i++) {
-                int r = copy_one(from, dir, staged[i]);
+                int r = copy_one(from, dir, staged[i], 0644);
                 if (r < 0) {
                         log_error("cannot copy %s/%s to %s: %s; the libraries are handed to "
                                   "tasks from %s",
                                   from, staged[i], dir, strerror(-r), from);
                         return r;
                 }
+        }
+        /* programs are optional: one missing or not copied is logged, never fatal */
+        for (size_t i = 0; bin_dir && i < sizeof(staged_bin) / sizeof(staged_bin[0]); i++) {
+                int r = copy_one(bin_dir, dir, staged_bin[i], 0755);
+                if (r == 1)
+                        log_info("%s/%s not found: not staged in %s (tasks cannot run it from "
+                                 "there)",
+                                 bin_dir, staged_bin[i], dir);
+                else if (r < 0)
+                        log_warn("cannot copy %s/%s to %s: %s; tasks cannot run it from there",
+                                 bin_dir, staged_bin[i], dir, strerror(-r));
         }
         snprintf(out, outlen, "%s", dir);
         return 0;

@@ -599,7 +599,7 @@ int kerfd__recover(kerfd_node *n)
                 snprintf(path, sizeof(path), "%s", n->lib_dir);
         snprintf(n->lib_dir, sizeof(n->lib_dir), "%s", path);
         /* tasks load copies in <state>/lib (libstage.c); the install stays where it is */
-        (void)kerfd__stage_libs(path, n->cfg.state_dir, n->lib_dir, sizeof(n->lib_dir));
+        (void)kerfd__stage_libs(path, n->exe_dir, n->cfg.state_dir, n->lib_dir, sizeof(n->lib_dir));
         if (snprintf(n->shim_path, sizeof(n->shim_path), "%s/libkerf-cuda.so", n->lib_dir) >=
             (int)sizeof(n->shim_path))
                 n->shim_path[0] = '\0'; /* cannot be found: refused below */

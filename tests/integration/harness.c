@@ -27,6 +27,7 @@
 static pid_t live_pid;
 const char *kd_limits;
 const char *kd_policy;
+const char *kd_bin;
 
 static void kill_live(void)
 {
@@ -118,7 +119,7 @@ void kd_start(kd *k)
                         dup2(fd, 2);
                         dup2(fd, 1);
                 }
-                execl(KERFD_BIN, "kerfd", "-c", k->cfg, (char *)NULL);
+                execl(kd_bin ? kd_bin : KERFD_BIN, "kerfd", "-c", k->cfg, (char *)NULL);
                 _exit(127);
         }
         k->pid = live_pid = p;

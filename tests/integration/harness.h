@@ -21,6 +21,9 @@ extern const char *kd_limits;
  * "  unenforced_slices: allow\n", so that slice tests run whether or not the shim is built;
  * "" writes no policy block (kerfd's defaults: slices fail closed without the shim). */
 extern const char *kd_policy;
+/* The kerfd binary kd_start() runs; NULL (the default): the build's. A copy elsewhere has its
+ * own <exe_dir> (kerf-supervise, kerf-load next to it, ../lib). */
+extern const char *kd_bin;
 
 /* Creates a temp dir and config (tenants alice and bob + `extra` YAML appended at top level)
  * and starts kerfd; waits (bounded) until /v1/health answers. Aborts the test on failure. */
