@@ -72,6 +72,7 @@ void kerfd_config_defaults(kerfd_config *c)
         c->tenant_defaults.max_pending = 1000;
         c->tenant_defaults.uid_base = 2000000000ull;
         c->tenant_defaults.uid_span = 1u << 20;
+        c->sim_gid = KERFD_SIM_GID_DEFAULT;
 }
 
 static yaml_node_t *node(cfgctx *x, int id)
@@ -579,10 +580,14 @@ static int parse_backend(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                         r = get_bool(x, v, ks, &c->allow_mig_mode_change);
                 else if (!strcmp(ks, "simulated"))
                         r = get_bool(x, v, ks, &c->force_sim);
-                else
+                else if (!strcmp(ks, "sim_gid")) {
+                        uint64_t g = 0;
+                        r = get_range(x, v, ks, 1, 0x7ffffffe, &g);
+                        c->sim_gid = (unsigned)g;
+                } else
                         r = fail(x, k,
                                  "backend: unknown key \"%s\" (nvml_library, "
-                                 "allow_mig_mode_change, simulated)",
+                                 "allow_mig_mode_change, simulated, sim_gid)",
                                  ks);
                 if (r < 0)
                         return r;
@@ -801,7 +806,7 @@ int kerfd_config_check(const kerfd_config *c, char *err, size_t errlen)
                          c->socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
                 return -EINVAL;
         }
-        return 0;
+        return kerfd_config_sim_gid_check(c, err, errlen);
 }
 
 int kerfd_config_load(kerfd_config *c, const char *path, char *err, size_t errlen)

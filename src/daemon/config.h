@@ -51,6 +51,9 @@ typedef struct kerfd_config {
         char nvml_library[PATH_MAX]; /* "" = the backend's default */
         bool allow_mig_mode_change;
         bool force_sim; /* backend: sim - never try a real NVML */
+        /* backend.sim_gid: the simulated device group, owner of <state>/sim and a supplementary
+         * group of every task on the simulated fleet (simgroup.c, docs/SECURITY.md) */
+        unsigned sim_gid;
         char fleet[PATH_MAX];
         uint64_t max_body;     /* bytes */
         unsigned max_tasks;    /* live (not ended) tasks */
@@ -82,6 +85,13 @@ typedef struct kerfd_config {
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];
 } kerfd_config;
+
+/* backend.sim_gid's default: below tenant_defaults.uid_base's default range, never a tenant's */
+#define KERFD_SIM_GID_DEFAULT 1999999999u
+
+/* simgroup.c: "" when backend.sim_gid may be the simulated device group; else why not (0, the
+ * admin group kerf, inside tenant_defaults' uid range, a tenant's uid or gid) in err, -EINVAL. */
+int kerfd_config_sim_gid_check(const kerfd_config *c, char *err, size_t errlen);
 
 /* Fills `c` with the defaults (state dir, socket by uid, limits, kerf_policy_default). */
 void kerfd_config_defaults(kerfd_config *c);

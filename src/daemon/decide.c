@@ -324,6 +324,7 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
         kerf_exec_proc p;
         kerf_exec_failure f;
         char vis[KERF_MAX_TASK_GPUS * KERF_UUID_LEN] = "", cwd[4500];
+        gid_t sim_gid = (gid_t)n->cfg.sim_gid;
         int r;
 
         memset(&sp, 0, sizeof(sp));
@@ -355,6 +356,11 @@ static int start_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
                 /* the task sees the simulated driver (docs/SHIM-CONTRACT.md) */
                 sp.sim_dir = n->sim_dir;
                 sp.lib_dir = n->lib_dir;
+                /* as /dev/nvidia* on a host: the simulated node's group (simgroup.c) */
+                if (n->sim_shared) {
+                        sp.groups = &sim_gid;
+                        sp.n_groups = 1;
+                }
         }
         if (t->n_units && (r = kerfd__fence_task(n, t, err, errlen)) < 0) {
                 kerfd__slice_remove(n, t);

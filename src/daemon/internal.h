@@ -105,6 +105,7 @@ typedef struct kerfd_node {
         char log_dir[4400], sim_dir[4400], shim_path[4400], region_dir[4400];
         char shim_want[4400]; /* where the shim is looked for (shim_path is "" when missing) */
         char lib_dir[4400];   /* kerfd's library dir: the shim, the simulated libcuda/NVML */
+        bool sim_shared;      /* sim_dir belongs to cfg.sim_gid, given to every task (simgroup.c) */
         uint64_t started_ms;
         kerf_u64map live; /* id -> dtask* */
         kerf_u64map migs; /* unit id -> dunit* of every MIG instance on the device */
@@ -356,6 +357,11 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
 /* The API's task object for a stored record, with units when `t` (live) is given. */
 json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t);
 json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
+
+/* simgroup.c: gives n->sim_dir and its files (the state, the simulated engines) to the
+ * simulated device group cfg.sim_gid (dir 03770, files 0660), only what kerfd's uid owns, never
+ * through a link; sets n->sim_shared. Root only (else 0, nothing changed); < 0 logged. */
+int kerfd__sim_share(kerfd_node *n);
 
 /* libstage.c: copies the libraries tasks load (shim, simulated libcuda/NVML) from `from` into
  * <state_dir>/lib (0755, files 0644) and writes that dir to out; < 0 (logged, out unchanged)

@@ -166,6 +166,8 @@ int kerfd__open_backend(kerfd_node *n)
                           kerf_strerror(r));
                 return r;
         }
+        /* every task's uid may open it, through the simulated device group (simgroup.c) */
+        (void)kerfd__sim_share(n);
         setenv(KERF_SIM_ENV, n->sim_dir, 1);
         snprintf(lib, sizeof(lib), "%s/../lib/libnvidia-ml.so.1", n->exe_dir);
         o.library = lib;

@@ -83,7 +83,53 @@ static const struct bad {
     {"listen_tcp: 10.0.0.1:80\n", 1, "listen_tcp: only loopback"},
     {"listen_tcp: 127.0.0.1:0\n", 1, "listen_tcp: port 1..65535"},
     {"state_dir: [a\n", 2, "did not find expected"},
+    {"backend:\n  sim_gid: 0\n", 2, "sim_gid: expected an integer 1..2147483646"},
+    {"backend:\n  sim_gid: video\n", 2,
+     "sim_gid: expected an integer 1..2147483646, got \"video\""},
 };
+
+/* backend.sim_gid against the rest of the config: each refused with why (no line: the check
+ * runs once the whole file is read). */
+static const struct {
+        const char *yaml, *needle;
+} bad_gids[] = {
+    {"backend:\n  sim_gid: 2000000005\n",
+     "backend.sim_gid: 2000000005 lies in tenant_defaults' uids 2000000000..2001048575"},
+    {"tenant_defaults:\n  uid_base: 1999999000\n",
+     "backend.sim_gid: 1999999999 lies in tenant_defaults' uids 1999999000.."},
+    {"backend:\n  sim_gid: 5000\ntenants:\n  - name: a\n    uid: 4000\n    gid: 5000\n",
+     "backend.sim_gid: 5000 is the uid or gid of tenant \"a\""},
+};
+
+static void test_bad_sim_gid(void **st)
+{
+        char path[128], out[4096];
+        (void)st;
+        for (size_t i = 0; i < sizeof(bad_gids) / sizeof(bad_gids[0]); i++) {
+                FILE *f;
+                int ex;
+                snprintf(path, sizeof(path), "%s/gid%zu.yaml", dir, i);
+                f = fopen(path, "w");
+                assert_non_null(f);
+                fputs(bad_gids[i].yaml, f);
+                fclose(f);
+                ex = check(path, out, sizeof(out));
+                if (ex != 1 || !strstr(out, bad_gids[i].needle))
+                        fail_msg("config:\n%s\ngot exit %d, output:\n%s\nwant exit 1 with \"%s\"",
+                                 bad_gids[i].yaml, ex, out, bad_gids[i].needle);
+                unlink(path);
+        }
+        /* a gid of its own, outside every tenant's identity, is accepted */
+        snprintf(path, sizeof(path), "%s/gidok.yaml", dir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("backend:\n  sim_gid: 4242\n", f);
+        fclose(f);
+        int ex = check(path, out, sizeof(out));
+        if (ex != 0)
+                fail_msg("sim_gid 4242: exit %d: %s", ex, out);
+        unlink(path);
+}
 
 static void test_bad_configs(void **st)
 {
@@ -153,9 +199,9 @@ static void test_positional_refused(void **st)
 
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_bad_configs),
-                                           cmocka_unit_test(test_good_configs),
-                                           cmocka_unit_test(test_positional_refused)};
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_bad_configs), cmocka_unit_test(test_good_configs),
+            cmocka_unit_test(test_bad_sim_gid), cmocka_unit_test(test_positional_refused)};
         int r;
         snprintf(dir, sizeof(dir), "/tmp/kerf-cfg-XXXXXX");
         if (!mkdtemp(dir))

@@ -456,12 +456,24 @@ static kc_shm *shm_open_engine(const kc_dev *d)
                          d->target.gpu, d->target.gi, d->target.ci);
         if (n < 0 || (size_t)n >= sizeof(path))
                 return NULL; /* a cut path could name another device's engine */
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+        /* The directory may be shared by the tasks of many uids through the simulated device
+         * group (kerfd: 03770, docs/SECURITY.md): an existing file is opened without O_CREAT
+         * (fs.protected_regular refuses O_CREAT on another uid's file in a sticky directory),
+         * never through a link; a new one is made 0660 whatever the umask, so the other
+         * processes on this device can open it. */
+        int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        for (int i = 0; fd < 0 && errno == ENOENT && i < 2; i++) {
+                fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0660);
+                if (fd >= 0)
+                        (void)fchmod(fd, 0660);
+                else if (errno == EEXIST) /* made by another process meanwhile */
+                        fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        }
         if (fd < 0)
                 return NULL;
         kc_shm *s = NULL;
         struct stat st;
-        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0)
+        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 goto out;
         bool fresh = st.st_size < (off_t)sizeof(kc_shm);
         if (fresh && ftruncate(fd, sizeof(kc_shm)) < 0)
