@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -106,6 +107,7 @@ static int spawn(poc_ctx *p, char *err, size_t errlen)
                 if (nul >= 0)
                         dup2(nul, 0);
                 setpgid(0, 0); /* a ^C at the terminal reaches the harness, which stops kerfd */
+                prctl(PR_SET_PDEATHSIG, SIGTERM); /* the harness died (crash, kill -9): stop */
                 if (p->o.test_no_shim)
                         setenv("KERFD_TEST_SHIM_PATH", k->no_shim, 1);
                 execl(k->bin, k->bin, "-c", k->cfg, (char *)NULL);

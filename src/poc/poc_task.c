@@ -397,7 +397,7 @@ void poc_event(json_t *rec, int64_t t_ms, const char *what, json_t *detail)
 {
         json_array_append_new(json_object_get(rec, "timeline"),
                               json_pack("{s:I, s:s, s:o}", "t_ms", (json_int_t)t_ms, "what", what,
-                                        detail ? detail : json_null()));
+                                        "detail", detail ? detail : json_null()));
 }
 
 const char *poc_verdict_of(const json_t *rec)
