@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* poc_hw.c - HW1 (MIG unit lifecycle, each step checked against NVML) and HW4 (MIG units under
  * the same quotas, queues, preemption and lifecycle as slices, in one mixed run) */
+#include <stdio.h>
 #include <string.h>
 
 #include "poc_hw.h"
@@ -59,8 +60,8 @@ static json_t *mig_req(const char *tenant, const char *profile, int priority, bo
 }
 
 /* Submits a MIG task and waits until it runs; returns ms from submit to running (-1: not). */
-static double run_mig(poc_ctx *p, json_t *rec, poc_task *t, const char *tenant,
-                      const char *profile, double secs)
+static double run_mig(poc_ctx *p, json_t *rec, poc_task *t, const char *tenant, const char *profile,
+                      double secs)
 {
         json_t *req = mig_req(tenant, profile, 0, false);
         int64_t t0 = poc_now_ms();
@@ -86,8 +87,8 @@ static void hw1_readonly(poc_ctx *p, json_t *rec)
         int bad = mig_sync(p, rec, "MIG state read (kerfd units vs NVML devices)");
         poc_measure(rec, "kerfd's MIG units vs NVML's MIG devices: mismatches", bad, "count",
                     "==", 0, "read only; no instance is created or destroyed");
-        poc_measure(rec, "time to read kerfd's units and NVML's MIG devices",
-                    hw_ms_since(t0), "ms", "<=", 5000, "");
+        poc_measure(rec, "time to read kerfd's units and NVML's MIG devices", hw_ms_since(t0), "ms",
+                    "<=", 5000, "");
         poc_skip(rec, "create, assign, delete, re-create", NO_MIG_CHANGE);
 }
 
@@ -135,15 +136,15 @@ void poc_hw1(poc_ctx *p)
         snprintf(uuid1, sizeof(uuid1), "%s", hw_unit_str(&a, "mig_uuid"));
         int gpu_a = (int)hw_unit_int(&a, "gpu");
         poc_measure(rec, "assign: the task's unit is a MIG unit with a MIG uuid",
-                    !strcmp(hw_unit_str(&a, "kind"), "mig") && !strncmp(uuid1, "MIG-", 4),
-                    "bool", "==", 1, uuid1);
+                    !strcmp(hw_unit_str(&a, "kind"), "mig") && !strncmp(uuid1, "MIG-", 4), "bool",
+                    "==", 1, uuid1);
         int m = nvml_matches(p, &a, &d);
         poc_measure(rec, "create: NVML lists the unit's instance (uuid and GI id)", m, "bool",
                     "==", 1, "");
         poc_event(rec, poc_now_ms(), "create+assign",
                   json_pack("{s:I, s:s, s:i, s:I, s:f}", "task", (json_int_t)a.id, "mig_uuid",
-                            uuid1, "gpu", gpu_a, "gi", (json_int_t)hw_unit_int(&a, "mig_gi"),
-                            "ms", t_create));
+                            uuid1, "gpu", gpu_a, "gi", (json_int_t)hw_unit_int(&a, "mig_gi"), "ms",
+                            t_create));
         /* the task's CUDA sees the instance (kerf-load's start line: memory of the device) */
         json_t *lines = NULL;
         for (int i = 0; i < 40 && !poc_line(lines, "start"); i++) {
@@ -155,10 +156,11 @@ void poc_hw1(poc_ctx *p)
         double seen = json_number_value(json_object_get(start, "memory_total"));
         double unit_mem = (double)hw_unit_int(&a, "memory");
         poc_measure(rec, "assign: the task's CUDA memory total vs the instance's (NVML)",
-                    d.mem && m ? 100.0 * (seen > (double)d.mem ? seen - (double)d.mem
-                                                              : (double)d.mem - seen) /
-                                     (double)d.mem
-                               : 100.0,
+                    d.mem && m
+                        ? 100.0 *
+                              (seen > (double)d.mem ? seen - (double)d.mem : (double)d.mem - seen) /
+                              (double)d.mem
+                        : 100.0,
                     "%", "<=", 1.0, "kerf-load start line memory_total");
         json_decref(lines);
         (void)unit_mem;
@@ -173,8 +175,9 @@ void poc_hw1(poc_ctx *p)
                 json_t *units = hw_units(p), *u;
                 size_t i;
                 freed = true;
-                json_array_foreach(units, i, u) if (json_integer_value(json_object_get(u, "task")) ==
-                                                    a.id) freed = false;
+                json_array_foreach(units, i,
+                                   u) if (json_integer_value(json_object_get(u, "task")) == a.id)
+                    freed = false;
                 json_decref(units);
                 if (freed || !poc_sleep_ms(p, 25))
                         break;
@@ -199,12 +202,12 @@ void poc_hw1(poc_ctx *p)
         double t_destroy = hw_ms_since(t0);
         bool gone = !poc_nvml_find(guuid_a, uuid1, NULL);
         json_t *dev = hw_events(p, ev0, "mig_destroy", NULL);
-        poc_measure(rec, "delete: the first instance is gone from NVML after kerfd's destroy",
-                    gone, "bool", "==", 1, "");
+        poc_measure(rec, "delete: the first instance is gone from NVML after kerfd's destroy", gone,
+                    "bool", "==", 1, "");
         poc_measure(rec, "delete: kerfd recorded mig_destroy events", (double)json_array_size(dev),
                     "count", ">=", 1, "");
-        poc_measure(rec, "destroy+create: full-GPU tasks submitted to all running", t_destroy,
-                    "ms", "<=", 20000.0 * ng, "");
+        poc_measure(rec, "destroy+create: full-GPU tasks submitted to all running", t_destroy, "ms",
+                    "<=", 20000.0 * ng, "");
         poc_event(rec, poc_now_ms(), "destroy (to make room)",
                   json_pack("{s:i, s:f, s:O}", "full_gpu_tasks_running", running, "ms", t_destroy,
                             "events", dev));
@@ -220,8 +223,8 @@ void poc_hw1(poc_ctx *p)
         if (t_re >= 0) {
                 const char *uuid2 = hw_unit_str(&a2, "mig_uuid");
                 poc_measure(rec, "re-create: a new MIG uuid (not the first instance's)",
-                            strcmp(uuid2, uuid1) != 0 && !strncmp(uuid2, "MIG-", 4), "bool", "==",
-                            1, uuid2);
+                            strcmp(uuid2, uuid1) != 0 && !strncmp(uuid2, "MIG-", 4), "bool",
+                            "==", 1, uuid2);
                 poc_measure(rec, "re-create: NVML lists the new instance (uuid and GI id)",
                             nvml_matches(p, &a2, &d), "bool", "==", 1, "");
                 poc_event(rec, poc_now_ms(), "re-create",
@@ -264,7 +267,8 @@ void poc_hw4(poc_ctx *p)
                 goto out;
         }
         if (!p->env.simulated) {
-                poc_skip(rec, "all", "the mixed run creates and destroys MIG instances: " NO_MIG_CHANGE);
+                poc_skip(rec, "all",
+                         "the mixed run creates and destroys MIG instances: " NO_MIG_CHANGE);
                 goto out;
         }
         small = hw_profile(p, 1);
@@ -300,7 +304,8 @@ void poc_hw4(poc_ctx *p)
         json_decref(hr);
         bool h_run = poc_wait_state(p, &h, "running", 20000);
         double t_pre = hw_ms_since(t0);
-        hw_measure_time(rec, "a high-priority MIG task preempts a preemptible one: submit to running",
+        hw_measure_time(rec,
+                        "a high-priority MIG task preempts a preemptible one: submit to running",
                         h_run ? t_pre : -1, 20000, "");
         int victims = 0;
         const char *why = "";
@@ -317,9 +322,9 @@ void poc_hw4(poc_ctx *p)
         json_t *pe = hw_events(p, ev0, "preempt", NULL);
         poc_measure(rec, "the preemption is recorded with its reason (preempt event)",
                     (double)json_array_size(pe), "count", ">=", 1,
-                    json_array_size(pe) ? json_string_value(json_object_get(
-                                              json_array_get(pe, 0), "text"))
-                                        : "");
+                    json_array_size(pe)
+                        ? json_string_value(json_object_get(json_array_get(pe, 0), "text"))
+                        : "");
         poc_event(rec, poc_now_ms(), "preemption of a MIG unit",
                   json_pack("{s:I, s:i, s:s, s:O}", "preemptor", (json_int_t)h.id, "victims",
                             victims, "victim_reason", why, "events", pe));
@@ -335,12 +340,27 @@ void poc_hw4(poc_ctx *p)
         json_decref(qr);
         poc_sleep_ms(p, 600);
         poc_task_get(p, &q2);
-        const char *q2code = poc_task_str(&q2, "reason.code");
+        /* the task's own reason, or (not tried yet: its queue is blocked until something
+         * changes) what kerfd's explain computes for it now */
+        char q2code[64], q2note[600], path[96];
+        long est;
+        snprintf(q2code, sizeof(q2code), "%s", poc_task_str(&q2, "reason.code"));
+        snprintf(path, sizeof(path), "/v1/tasks/%lld/explain", q2.id);
+        json_t *ex = poc_call(p, "GET", path, NULL, &est);
+        const char *exc = json_string_value(json_object_get(json_object_get(ex, "reason"), "code"));
+        const char *ext = json_string_value(json_object_get(json_object_get(ex, "reason"), "text"));
+        if (!strcmp(q2code, "not_tried") && exc)
+                snprintf(q2code, sizeof(q2code), "%s", exc);
+        snprintf(q2note, sizeof(q2note),
+                 "quota %lld (used %lld before); state %s, reason %s, explain: %s: %s",
+                 used > 0 ? 2 * used : 2, used, poc_task_state(&q2),
+                 poc_task_str(&q2, "reason.code"), exc ? exc : "?", ext ? ext : "");
+        json_decref(ex);
         poc_measure(rec, "a MIG task within the mig_slices quota runs", q1_run, "bool", "==", 1,
                     "");
         poc_measure(rec, "a MIG task over the mig_slices quota waits with reason quota",
                     !strcmp(poc_task_state(&q2), "pending") && !strcmp(q2code, "quota"), "bool",
-                    "==", 1, poc_task_str(&q2, "reason.text"));
+                    "==", 1, q2note);
         /* slices ran beside the MIG pool the whole time */
         poc_task_get(p, &s1);
         poc_task_get(p, &s2);
@@ -371,8 +391,8 @@ void poc_hw4(poc_ctx *p)
         json_array_foreach(units, i, u)
         {
                 long long task = (long long)json_integer_value(json_object_get(u, "task"));
-                held += task && (task == h.id || task == q1.id || task == q2.id ||
-                                 task == s1.id || task == s2.id);
+                held += task && (task == h.id || task == q1.id || task == q2.id || task == s1.id ||
+                                 task == s2.id);
                 for (int k = 0; k < ng && k < 16; k++)
                         held += task && task == v[k].id;
         }

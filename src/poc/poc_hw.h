@@ -15,8 +15,8 @@
 /* One MIG device as NVML lists it. */
 typedef struct poc_mig_dev {
         char uuid[96];
-        int gi, ci;              /* GPU / compute instance ids */
-        unsigned long long mem;  /* memory total (bytes) */
+        int gi, ci;             /* GPU / compute instance ids */
+        unsigned long long mem; /* memory total (bytes) */
 } poc_mig_dev;
 
 /* Loads NVML once per process: on the simulator the fake libnvidia-ml.so.1 in kerfd's lib dir

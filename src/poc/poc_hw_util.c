@@ -198,8 +198,8 @@ bool hw_gpu_faulted(poc_ctx *p, int index)
         json_t *g = hw_gpus(p), *it;
         size_t i;
         bool f = false;
-        json_array_foreach(g, i, it) if (json_integer_value(json_object_get(it, "index")) ==
-                                         index) f = json_is_true(json_object_get(it, "faulted"));
+        json_array_foreach(g, i, it) if (json_integer_value(json_object_get(it, "index")) == index)
+            f = json_is_true(json_object_get(it, "faulted"));
         json_decref(g);
         return f;
 }
@@ -262,8 +262,8 @@ json_t *hw_events(poc_ctx *p, long long after, const char *kind, const char *nee
                             (!needle || (t && strstr(t, needle))))
                                 json_array_append(all, it);
                 }
-                bool more = !json_is_null(json_object_get(j, "next")) &&
-                            json_object_get(j, "next") != NULL;
+                bool more =
+                    !json_is_null(json_object_get(j, "next")) && json_object_get(j, "next") != NULL;
                 json_decref(j);
                 if (!more)
                         break;
@@ -371,8 +371,8 @@ long long hw_usage(poc_ctx *p, const char *tenant, const char *resource)
 const char *hw_profile(poc_ctx *p, unsigned compute_slices)
 {
         json_t *g = hw_gpus(p);
-        const kerf_gpu_model *m = kerf_gpu_model_find(
-            json_string_value(json_object_get(json_array_get(g, 0), "model")));
+        const kerf_gpu_model *m =
+            kerf_gpu_model_find(json_string_value(json_object_get(json_array_get(g, 0), "model")));
         json_decref(g);
         if (!m)
                 return NULL;
@@ -432,9 +432,8 @@ long hw_submit_dev(poc_ctx *p, json_t *rec, poc_task *t, json_t *req, double sec
         char secs[32], kus[32];
         snprintf(secs, sizeof(secs), "%.1f", seconds);
         snprintf(kus, sizeof(kus), "%.0f", p->sz.kernel_us > 0 ? p->sz.kernel_us : 500);
-        const char *args[] = {"dev",  "--seconds",   secs, "--busy-ms",   "20",
-                              "--idle-ms", "200", "--kernel-us", kus, "--window-ms", "500",
-                              NULL};
+        const char *args[] = {"dev", "--seconds",   secs, "--busy-ms",   "20",  "--idle-ms",
+                              "200", "--kernel-us", kus,  "--window-ms", "500", NULL};
         return poc_submit(p, rec, t, req, args);
 }
 
