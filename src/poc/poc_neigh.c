@@ -17,6 +17,9 @@
  * high-impact service is busy (kerfd's controller, every 15 ms); a request can still wait
  * behind one neighbour time slice (2 ms on the simulator) before the yield lands: p50 within
  * 50 %, p99 within 2x.
+ * On the simulator both p99 bounds get +0.5: the neighbour there is also a busy host process,
+ * and on a 2-core CI host its CPU time shows in serve's tail (the p50 bounds stay: they are the
+ * device-isolation check).
  * Plain time-slicing (route tslice: a memory cap, no compute share, no yield) is what kerf's
  * slices exist to fix: its degradation is reported against a generous 50x (a note, not a kerf
  * verdict). */
@@ -25,6 +28,7 @@
 #define SLICE_P50_MAX 1.5
 #define SLICE_P99_MAX 2.0
 #define TSLICE_MAX    50.0
+#define SIM_P99_EXTRA 0.5
 
 #define N_RATES 4
 
@@ -253,7 +257,9 @@ void poc_neighbour(poc_ctx *p)
                 poc_measure(rec, name, median(r50, n), "x", "<=", p50_max[kind], note);
                 snprintf(name, sizeof(name), "p99 degradation, %s vs alone (median over loads)",
                          CONDS[c].name);
-                poc_measure(rec, name, median(r99, n), "x", "<=", p99_max[kind], note);
+                poc_measure(rec, name, median(r99, n), "x", "<=",
+                            p99_max[kind] + (p->env.simulated && kind != 2 ? SIM_P99_EXTRA : 0),
+                            note);
         }
         poc_handling(rec,
                      "kerf placed each pair on one GPU: a time-slice share, a slice pair with "
