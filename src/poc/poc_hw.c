@@ -67,7 +67,7 @@ static double run_mig(poc_ctx *p, json_t *rec, poc_task *t, const char *tenant, 
         int64_t t0 = poc_now_ms();
         long st = hw_submit_dev(p, rec, t, req, secs);
         json_decref(req);
-        if (st != 201 || !poc_wait_state(p, t, "running", 20000))
+        if (st != 201 || !hw_wait_running(p, t, 20000))
                 return -1;
         return hw_ms_since(t0);
 }
@@ -292,7 +292,7 @@ void poc_hw4(poc_ctx *p)
                 json_t *r = mig_req("poc-b", full, 0, true);
                 hw_submit_dev(p, rec, &v[k], r, 60);
                 json_decref(r);
-                filled += poc_wait_state(p, &v[k], "running", 20000);
+                filled += hw_wait_running(p, &v[k], 20000);
         }
         poc_measure(rec, "MIG pool filled by poc-b's preemptible tasks", filled, "count", "==", ng,
                     "");
@@ -302,7 +302,7 @@ void poc_hw4(poc_ctx *p)
         int64_t t0 = poc_now_ms();
         hw_submit_dev(p, rec, &h, hr, 60);
         json_decref(hr);
-        bool h_run = poc_wait_state(p, &h, "running", 20000);
+        bool h_run = hw_wait_running(p, &h, 20000);
         double t_pre = hw_ms_since(t0);
         hw_measure_time(rec,
                         "a high-priority MIG task preempts a preemptible one: submit to running",
@@ -335,7 +335,7 @@ void poc_hw4(poc_ctx *p)
         hw_quota(p, "poc-a", "mig_slices", used > 0 ? 2 * used : 2);
         json_t *qr = mig_req("poc-a", small, 500, false);
         hw_submit_dev(p, rec, &q1, qr, 60);
-        bool q1_run = poc_wait_state(p, &q1, "running", 20000);
+        bool q1_run = hw_wait_running(p, &q1, 20000);
         hw_submit_dev(p, rec, &q2, qr, 60);
         json_decref(qr);
         poc_sleep_ms(p, 600);
@@ -372,13 +372,13 @@ void poc_hw4(poc_ctx *p)
         /* 4. lifecycle: the preemptor and the quota holder end; the quota waiter and the victim
          * run again; at the end every unit is reclaimed and usage is 0 */
         hw_cancel_wait(p, &h);
-        bool q2_run = poc_wait_state(p, &q2, "running", 20000);
+        bool q2_run = hw_wait_running(p, &q2, 20000);
         poc_measure(rec, "the quota waiter runs once quota is free", q2_run, "bool", "==", 1, "");
         hw_cancel_wait(p, &q1);
         hw_cancel_wait(p, &q2);
         int back = 0;
         for (int k = 0; k < ng && k < 16; k++)
-                back += poc_wait_state(p, &v[k], "running", 20000);
+                back += hw_wait_running(p, &v[k], 20000);
         poc_measure(rec, "the preempted MIG task runs again once room is free", back, "count",
                     "==", ng, "");
         for (int k = 0; k < ng && k < 16; k++)

@@ -80,6 +80,8 @@ const char *hw_sim_dir(poc_ctx *p);
 /* ---- tasks ---- */
 /* A kerf-load task that keeps a unit busy a little for `seconds`: dev mode, short bursts. */
 long hw_submit_dev(poc_ctx *p, json_t *rec, poc_task *t, json_t *req, double seconds);
+/* Waits until the task runs; returns early (false) when it ended instead. */
+bool hw_wait_running(poc_ctx *p, poc_task *t, int timeout_ms);
 /* Waits until the task left `running` for an end or pending; true when it did. */
 bool hw_wait_gone(poc_ctx *p, poc_task *t, int timeout_ms);
 /* Cancels and waits for the end (bounded). */

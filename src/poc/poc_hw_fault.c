@@ -124,7 +124,7 @@ static bool start(poc_ctx *p, json_t *rec, poc_task *t, json_t *req)
 {
         long st = hw_submit_dev(p, rec, t, req, 60);
         json_decref(req);
-        return st == 201 && poc_wait_state(p, t, "running", 20000);
+        return st == 201 && hw_wait_running(p, t, 20000);
 }
 
 /* One injected XID: the phase's marks, the injection, kerfd's event, the comparison. */
@@ -204,8 +204,7 @@ static void hw2_faults(poc_ctx *p, json_t *rec, int *commands)
         (*commands)++;
         poc_event(rec, poc_now_ms(), "operator: recover after the instance fault",
                   json_pack("{s:s, s:i}", "command", path, "status", (int)st));
-        bool c_back =
-            poc_wait_state(p, &c, "running", 20000) && poc_task_num(&c, "restarts", 0) >= 1;
+        bool c_back = hw_wait_running(p, &c, 20000) && poc_task_num(&c, "restarts", 0) >= 1;
         poc_measure(rec, "instance fault: the preemptible task was requeued and runs again", c_back,
                     "bool", "==", 1, "");
         /* 3. GPU lost (XID 79, fallen off the bus): kerfd takes every GPU of the node out */
@@ -251,7 +250,7 @@ static void hw2_faults(poc_ctx *p, json_t *rec, int *commands)
         json_decref(gpus);
         poc_measure(rec, "XID 79: GPUs back in service after reset + recover", recovered, "count",
                     "==", out_n, "");
-        bool s_back = poc_wait_state(p, &s, "running", 20000);
+        bool s_back = hw_wait_running(p, &s, 20000);
         hw_measure_time(rec, "XID 79: the requeued preemptible task runs again after recovery",
                         s_back ? hw_ms_since(r0) : -1, 20000, "");
         poc_event(rec, poc_now_ms(), "operator: GPU reset and recover",
@@ -517,8 +516,8 @@ void poc_hw3(poc_ctx *p)
                         poc_task_num(&f, "ended_ms", 0) == f_end,
                     "bool", "==", 1, f_state);
         hw_quota(p, "poc-b", "mig_slices", -1);
-        poc_measure(rec, "the pending task runs after the upgrade",
-                    poc_wait_state(p, &q, "running", 20000), "bool", "==", 1, "");
+        poc_measure(rec, "the pending task runs after the upgrade", hw_wait_running(p, &q, 20000),
+                    "bool", "==", 1, "");
         /* the audit across the change */
         audit_versions(p, rec, seq0, old_d, new_d, &up_seq);
         poc_measure(rec, "kerfd's node.upgrade audit record", up_seq > 0, "bool", "==", 1, "");

@@ -437,6 +437,12 @@ long hw_submit_dev(poc_ctx *p, json_t *rec, poc_task *t, json_t *req, double sec
         return poc_submit(p, rec, t, req, args);
 }
 
+bool hw_wait_running(poc_ctx *p, poc_task *t, int timeout_ms)
+{
+        return poc_wait_state(p, t, "running|succeeded|failed|cancelled", timeout_ms) &&
+               !strcmp(poc_task_state(t), "running");
+}
+
 bool hw_wait_gone(poc_ctx *p, poc_task *t, int timeout_ms)
 {
         int64_t end = poc_now_ms() + timeout_ms;

@@ -97,7 +97,7 @@ static bool run_cond(poc_ctx *p, json_t *rec, const cond *c, const char *mig_pro
                 r = req_for(c, true, mig_profile);
                 long st = poc_submit(p, rec, &noisy, r, nargs);
                 json_decref(r);
-                if (st != 201 || !poc_wait_state(p, &noisy, "running", 20000)) {
+                if (st != 201 || !hw_wait_running(p, &noisy, 20000)) {
                         snprintf(why, whylen, "the noisy neighbour did not run (%ld, %s)", st,
                                  poc_task_str(&noisy, "reason.text"));
                         goto out;
