@@ -21,6 +21,8 @@
  *                          + kerf_backend_open(<bindir>/../lib/libnvidia-ml.so.1)  SIMULATED
  *   kerf_sched_new   policy from the config
  *   kerf_store_open  <state>/kerf.db (WAL)
+ *   note_upgrade     driver/CUDA differ from meta node.driver/node.cuda -> audit node.upgrade
+ *                    + event upgrade (first records of this start), meta updated
  *   load_tenants     config tenants upserted, API-created ones read back -> sched
  *   adopt_migs       backend MIG instances -> kerf_sched_mig_adopt_id (stored unit ids kept);
  *                    stored MIG units missing on the device are "vanished"
@@ -35,6 +37,10 @@
  *   kerf_exec_sweep  status files of tasks already ended in the store are removed
  *   each reconciliation is logged and recorded as an event
  */
+
+/* meta keys: the versions kerfd last started with (note_upgrade) */
+#define VERSION_KEY_DRIVER "node.driver"
+#define VERSION_KEY_CUDA   "node.cuda"
 
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
@@ -515,6 +521,63 @@ static bool keep_status(void *ud, uint64_t task)
         return kerfd__records_pending(ud, task);
 }
 
+/* A driver or CUDA version different from the one the store last saw is a node upgrade: it is
+ * recorded (audit node.upgrade + event upgrade, one transaction with the new versions in meta)
+ * before anything else of this start, so every record before it carries the old versions and
+ * every one after it the new (docs/DAEMON.md "Upgrades"). The first start only stores them.
+ * A store that cannot take it (full disk) does not stop kerfd: meta keeps the old versions,
+ * so the next start that can write records the upgrade. */
+static int note_upgrade(kerfd_node *n)
+{
+        char od[64] = "", oc[32] = "";
+        bool known = kerf_store_meta_get(n->store, VERSION_KEY_DRIVER, od, sizeof(od)) == 0;
+        bool changed;
+        int r;
+
+        if (kerf_store_meta_get(n->store, VERSION_KEY_CUDA, oc, sizeof(oc)) < 0)
+                oc[0] = '\0';
+        changed = known && (strcmp(od, n->driver) != 0 || strcmp(oc, n->cuda) != 0);
+        if (known && !changed)
+                return 0;
+        if ((r = kerf_store_begin(n->store)) < 0)
+                goto fail;
+        if (changed) {
+                kerf_store_audit a;
+                kerf_store_event e;
+                memset(&a, 0, sizeof(a));
+                memset(&e, 0, sizeof(e));
+                snprintf(a.actor, sizeof(a.actor), "kerfd");
+                snprintf(a.action, sizeof(a.action), "node.upgrade");
+                snprintf(a.object, sizeof(a.object), "node");
+                snprintf(a.result, sizeof(a.result), "ok");
+                snprintf(a.reason, sizeof(a.reason), "driver %s -> %s, CUDA %s -> %s", od,
+                         n->driver, oc[0] ? oc : "?", n->cuda);
+                snprintf(e.kind, sizeof(e.kind), "upgrade");
+                e.gpu = -1;
+                snprintf(e.class, sizeof(e.class), "node");
+                if (snprintf(e.text, sizeof(e.text), "%s (kerf %s)", a.reason, KERFD_VERSION) >=
+                    (int)sizeof(e.text))
+                        e.text[sizeof(e.text) - 1] = '\0'; /* a driver string that long: cut */
+                if ((r = kerf_store_audit_append(n->store, &a)) < 0 ||
+                    (r = kerf_store_event_append(n->store, &e)) < 0)
+                        goto fail_tx;
+                log_warn("node upgraded since the last start: %s", a.reason);
+        }
+        if ((r = kerf_store_meta_set(n->store, VERSION_KEY_DRIVER, n->driver)) < 0 ||
+            (r = kerf_store_meta_set(n->store, VERSION_KEY_CUDA, n->cuda)) < 0)
+                goto fail_tx;
+        if ((r = kerf_store_commit(n->store)) < 0)
+                goto fail;
+        return 0;
+fail_tx:
+        if (kerf_store_rollback(n->store) < 0)
+                log_warn("store: rollback failed: %s", kerf_store_errmsg(n->store));
+fail:
+        log_error("store: the node's driver/CUDA versions (%s, %s) cannot be recorded: %s (%s)",
+                  n->driver, n->cuda, kerf_strerror(r), kerf_store_errmsg(n->store));
+        return r;
+}
+
 int kerfd__recover(kerfd_node *n)
 {
         kerf_exec_config ec = {0};
@@ -580,6 +643,7 @@ int kerfd__recover(kerfd_node *n)
         }
         if ((r = kerfd__store_open(n)) < 0) /* modes, test hook, audit key: records.c */
                 return r;
+        (void)note_upgrade(n); /* not fatal: unrecorded, it is tried again at the next start */
         ec.log_dir = n->log_dir;
         /* the supervisors' status files: kerfd's alone (they name pids it signals) */
         char run_dir[4200], sup[4200];
