@@ -86,7 +86,7 @@ static const struct {
         double min, max, full, quick;
 } SIZES[] = {
 #define SZ(f) #f, offsetof(poc_sizes, f)
-    {SZ(probe_s), 0.2, 60, 2.0, 0.6},
+    {SZ(probe_s), 0.2, 60, 2.0, 1.5},
     {SZ(kernel_us), 50, 100000, 2000, 1000},
     {SZ(contention_s), 0.5, 600, 6.0, 2.0},
     {SZ(fair_s), 0.5, 600, 6.0, 2.0},

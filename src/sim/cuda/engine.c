@@ -72,6 +72,10 @@ typedef struct kc_engine {
         kc_ctx *ctxs;
         kc_ctx *rr_ctx;
         uint64_t pending_ops, pending_kernels;
+        /* the device time of the last event recorded here: a later slice never starts before
+         * it, so an event pair around a kernel spans at least the kernel's cost even when a
+         * late host absorbs its delay (busy_until) */
+        uint64_t last_event_ns;
 } kc_engine;
 
 static bool pid_dead(pid_t p)
@@ -304,7 +308,9 @@ static void copy2d(const CUDA_MEMCPY2D *c)
 }
 
 /* Runs a non-kernel op with e->mu dropped (copies may be large; frees take kc_g.mu). */
-static void run_other(kc_engine *e, kc_stream *s, kc_op *op)
+/* dev_ns: the device time at which the stream reaches op (inside a slice: its start plus the
+ * device time used so far), 0 = now. */
+static void run_other(kc_engine *e, kc_stream *s, kc_op *op, uint64_t dev_ns)
 {
         s->running = true;
         pthread_mutex_unlock(&e->mu);
@@ -334,7 +340,11 @@ static void run_other(kc_engine *e, kc_stream *s, kc_op *op)
         pthread_mutex_lock(&e->mu);
         if (op->kind == KC_OP_EVENT_RECORD) {
                 kc_event *ev = op->u.ev.ev;
-                ev->time_ns = engine_now(e);
+                uint64_t now = engine_now(e);
+                ev->time_ns = dev_ns && !e->sh->virtual_clock && dev_ns < now ? dev_ns : now;
+                if (ev->time_ns < e->last_event_ns) /* one device clock: never backwards */
+                        ev->time_ns = e->last_event_ns;
+                e->last_event_ns = ev->time_ns;
                 __atomic_store_n(&ev->done_gen, op->u.ev.gen, __ATOMIC_RELEASE);
                 /* Workers of other devices may wait on this event: they poll on a timeout. */
         }
@@ -354,7 +364,8 @@ static uint64_t slice_start(kc_engine *e)
 {
         uint64_t now = mono_ns();
         uint64_t bu = __atomic_load_n(&e->sh->busy_until, __ATOMIC_ACQUIRE);
-        return bu && bu <= now && now - bu <= CATCH_UP_NS ? bu : now;
+        uint64_t t = bu && bu <= now && now - bu <= CATCH_UP_NS ? bu : now;
+        return t < e->last_event_ns && e->last_event_ns <= now ? e->last_event_ns : t;
 }
 
 /* Holding the token, runs up to one time slice of `ctx`. Called and returns with e->mu held.
@@ -366,7 +377,7 @@ static uint64_t run_slice(kc_engine *e, kc_ctx *ctx)
         kc_op *op;
         while (used < KC_TIMESLICE_NS && !e->stop && (op = pick(e, ctx, &s))) {
                 if (op->kind != KC_OP_KERNEL) {
-                        run_other(e, s, op);
+                        run_other(e, s, op, t0 + used);
                         continue;
                 }
                 uint64_t chunk = op->remaining_ns;
@@ -424,7 +435,7 @@ static void *worker(void *arg)
                         continue;
                 }
                 if (op->kind != KC_OP_KERNEL) {
-                        run_other(e, s, op);
+                        run_other(e, s, op, 0);
                         continue;
                 }
                 kc_ctx *ctx = s->ctx;
