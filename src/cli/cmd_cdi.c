@@ -203,6 +203,10 @@ static void holder(const kerf_client_opts *o, int rfd, long long lease_s)
                 sleep(2);
                 if (task_over(kc, id))
                         break;
+                /* kerfd gone for longer than a lease: the task has expired (or kerfd's
+                 * recovery ends it, as its attached process is gone) */
+                if (time(NULL) - renewed > lease_s)
+                        break;
                 if (time(NULL) - renewed >= lease_s / 3) {
                         char path[64];
                         kerf_client_response r;
