@@ -128,5 +128,13 @@ ST=$("${K[@]}" --json show "$ID" | sed -n 's/.*"state": "\([^"]*\)".*/\1/p' | he
 for _ in $(seq 40); do kill -0 "$HOLDER" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$HOLDER" 2>/dev/null && fail "holder $HOLDER still alive after the task ended"
 HOLDER=
+# the static spec: whole GPUs by UUID (kerf cdi generate --out), read by podman too
+UUID=$("${K[@]}" --json gpus | sed -n 's/.*"uuid": "\(GPU-[^"]*\)".*/\1/p' | head -1)
+"${K[@]}" cdi generate --kind "$KIND" --out /var/run/cdi >/dev/null || fail "kerf cdi generate"
+OUT=$("${P[@]}" run --rm --device "$KIND=$UUID" localhost/kerf-cdi-bb /bin/sh -c \
+	'busybox ls /dev/nvidia0 /dev/nvidiactl && echo "vis=$CUDA_VISIBLE_DEVICES sim=$KERF_SIM_DIR"' 2>&1)
+echo "$OUT" | sed 's/^/  container| /'
+echo "$OUT" | grep -q "^vis=$UUID sim=$T/state/sim\$" || fail "static device $KIND=$UUID not applied"
+rm -f $SPECGLOB
 echo "PASS: podman ran $DEV; spec removed after the container (task $ID $ST)"
 exit 0
