@@ -86,20 +86,20 @@ static int seterr(char *err, size_t errlen, const char *fmt, ...)
 int kerf_cdi_dir_check(const char *dir, char *err, size_t errlen)
 {
         if (!dir || dir[0] != '/')
-                return seterr(err, errlen, "cdi spec dir \"%s\": not an absolute path",
+                return seterr(err, errlen, "cdi.spec_dir \"%s\": not an absolute path",
                               dir ? dir : "");
         if (strlen(dir) > 3000)
-                return seterr(err, errlen, "cdi spec dir: too long");
+                return seterr(err, errlen, "cdi.spec_dir: too long");
         if (!strcmp(dir, "/") || strstr(dir, "//") || strstr(dir, "/./") || strstr(dir, "/../") ||
             (strlen(dir) >= 2 && !strcmp(dir + strlen(dir) - 2, "/.")) ||
             (strlen(dir) >= 3 && !strcmp(dir + strlen(dir) - 3, "/..")))
                 return seterr(err, errlen,
-                              "cdi spec dir \"%s\": not a normalised directory path (no /, //, "
+                              "cdi.spec_dir \"%s\": not a normalised directory path (no /, //, "
                               "., ..)",
                               dir);
         for (const char *c = dir; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                        return seterr(err, errlen, "cdi spec dir: control character in path");
+                        return seterr(err, errlen, "cdi.spec_dir: control character in path");
         return 0;
 }
 

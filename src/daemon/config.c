@@ -658,7 +658,7 @@ static int parse_cdi(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 else if (!strcmp(ks, "spec_dir")) {
                         r = get_path(x, v, ks, true, c->cdi_dir, sizeof(c->cdi_dir));
                         if (!r && kerf_cdi_dir_check(c->cdi_dir, why, sizeof(why)) < 0)
-                                r = fail(x, v, "cdi.%s", why);
+                                r = fail(x, v, "%s", why);
                 } else if (!strcmp(ks, "kind")) {
                         r = get_str(x, v, ks, c->cdi_kind, sizeof(c->cdi_kind));
                         if (!r && !kerf_cdi_kind_ok(c->cdi_kind))
