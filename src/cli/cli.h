@@ -24,6 +24,7 @@ enum {
 
 typedef struct cli {
         kerf_client *client;
+        kerf_client_opts opts; /* what client was made from (kerf cdi attach's holder) */
         bool json;
         const char *prog;
 } cli;
@@ -70,6 +71,9 @@ void cli_usage(FILE *f, const char *verb);
 bool cli_wants_help(int argc, char **argv);
 
 /* cmd_task.c */
+/* Parses submit flags (argv[0] the verb, no command) into a request object (*ret, caller
+ * decrefs). 0, an exit code, or -1 after --help was printed. */
+int cli_parse_request(cli *c, int argc, char **argv, json_t **ret);
 int cli_submit(cli *c, int argc, char **argv);
 int cli_run(cli *c, int argc, char **argv);
 int cli_ls(cli *c, int argc, char **argv);
@@ -98,6 +102,8 @@ int cli_parse_time(const char *s, int64_t now_ms, int64_t *ret);
 /* cmd_export.c: kerf export --out FILE [--poc DIR]... (admin) */
 int cli_export(cli *c, int argc, char **argv);
 int cli_version(cli *c, int argc, char **argv);
+/* cmd_cdi.c: kerf cdi generate | attach | release (docs/CLUSTER.md "Containers (CDI)") */
+int cli_cdi(cli *c, int argc, char **argv);
 
 /* cmd_poc.c: kerf poc run|verify (docs/POC.md); argv[0] is "poc" */
 int cli_poc(int argc, char **argv, const kerf_client_opts *co);

@@ -246,6 +246,11 @@ usage:
         return KERF_EXIT_USAGE;
 }
 
+int cli_parse_request(cli *c, int argc, char **argv, json_t **ret)
+{
+        return parse_request(c, argc, argv, false, ret);
+}
+
 static void print_task_line(const json_t *t)
 {
         const char *name = cli_safe(json_string_value(json_object_get(t, "name")));

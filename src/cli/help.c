@@ -86,6 +86,17 @@ static const struct {
      "unit kind over a period (default: everything up to now). TIME: ISO 8601 UTC\n"
      "(2026-12-01, 2026-12-01T15:00:00Z), 'now', or back from now (90s 30m 24h 7d 2w).\n"
      "A tenant sees its own tasks only.\n"},
+    {"cdi", "usage: kerf cdi generate [--out DIR] [--kind VENDOR/CLASS]\n"
+            "       kerf cdi attach [--pid PID] [--lease S] [submit flags]\n"
+            "       kerf cdi release TASK\n"
+            "CDI devices for container runtimes (docs/CLUSTER.md \"Containers (CDI)\").\n"
+            "  generate  the node's static spec (whole GPUs and MIG instances by UUID), printed\n"
+            "            or written atomically to DIR/<vendor>-<class>.json (admin)\n"
+            "  attach    registers a lease-held task for a container (a holder process of\n"
+            "            its own, or --pid) and prints its CDI device, e.g. kerf.dev/gpu=task-7,\n"
+            "            for podman run --device; needs cdi.enabled in kerfd's config\n"
+            "            --lease S  1..3600 (default 60; kerfd's limits.min_lease_s applies)\n"
+            "  release   ends the task (the spec's poststop hook runs it); an ended task is ok\n"},
     {"export", "usage: kerf export --out FILE [--poc DIR]... (admin)\n"
                "Writes everything a customer takes when leaving - config, tenants, tasks,\n"
                "units, events, the audit chain with a signed checkpoint, cost runs, POC\n"

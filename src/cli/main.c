@@ -17,7 +17,8 @@ static const struct {
     {"tenants", cli_tenants, false}, {"tenant", cli_tenants, false},  {"quota", cli_quota, false},
     {"queue", cli_queue, false},     {"audit", cli_audit, false},     {"top", cli_top, false},
     {"version", cli_version, false}, {"suspend", cli_suspend, false}, {"resume", cli_resume, false},
-    {"cost", cli_cost, false},       {"export", cli_export, false},   {"replay", NULL, true},
+    {"cost", cli_cost, false},       {"export", cli_export, false},   {"cdi", cli_cdi, false},
+    {"replay", NULL, true},
 };
 
 int main(int argc, char **argv)
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
                         cli_err("--url: '%s' must start with http:// (loopback TCP)", o.url);
                         return KERF_EXIT_USAGE;
                 }
+                c.opts = o;
                 int r = kerf_client_new(&o, &c.client);
                 if (r < 0) {
                         cli_err("cannot set up the client: bad --socket/--url/--token");

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "uidcache.h"
 #include "kerf/errno.h"
+#include "kerf_cdi.h"
 
 typedef struct cfgctx {
         yaml_document_t doc;
@@ -73,6 +74,8 @@ void kerfd_config_defaults(kerfd_config *c)
         c->tenant_defaults.uid_base = 2000000000ull;
         c->tenant_defaults.uid_span = 1u << 20;
         c->sim_gid = KERFD_SIM_GID_DEFAULT;
+        snprintf(c->cdi_dir, sizeof(c->cdi_dir), "%s", KERF_CDI_DIR_DEFAULT);
+        snprintf(c->cdi_kind, sizeof(c->cdi_kind), "%s", KERF_CDI_KIND_DEFAULT);
 }
 
 static yaml_node_t *node(cfgctx *x, int id)
@@ -639,6 +642,36 @@ static int parse_fencing(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         return 0;
 }
 
+/* cdi: {enabled, spec_dir, kind} (docs/CLUSTER.md "Containers (CDI)") */
+static int parse_cdi(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        char why[256];
+        int r = want_map(x, m, "cdi");
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (r < 0)
+                        return r;
+                if (!strcmp(ks, "enabled"))
+                        r = get_bool(x, v, ks, &c->cdi_enabled);
+                else if (!strcmp(ks, "spec_dir")) {
+                        r = get_path(x, v, ks, true, c->cdi_dir, sizeof(c->cdi_dir));
+                        if (!r && kerf_cdi_dir_check(c->cdi_dir, why, sizeof(why)) < 0)
+                                r = fail(x, v, "%s", why);
+                } else if (!strcmp(ks, "kind")) {
+                        r = get_str(x, v, ks, c->cdi_kind, sizeof(c->cdi_kind));
+                        if (!r && !kerf_cdi_kind_ok(c->cdi_kind))
+                                r = fail(x, v,
+                                         "cdi.kind: \"%s\" is not VENDOR/CLASS (a DNS name, "
+                                         "then 1..63 of [A-Za-z0-9_.-])",
+                                         c->cdi_kind);
+                } else
+                        r = fail(x, k, "cdi: unknown key \"%s\" (enabled, spec_dir, kind)", ks);
+        }
+        return r;
+}
+
 static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         uint64_t v;
@@ -762,6 +795,8 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_policy(x, v, c);
                 else if (!strcmp(ks, "fencing"))
                         r = parse_fencing(x, v, c);
+                else if (!strcmp(ks, "cdi"))
+                        r = parse_cdi(x, v, c);
                 else if (!strcmp(ks, "tenant_defaults"))
                         r = parse_tenant_defaults(x, v, c);
                 else if (!strcmp(ks, "tenants")) {
@@ -774,7 +809,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 } else
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
-                                 "backend, limits, policy, fencing, tenant_defaults, tenants)",
+                                 "backend, limits, policy, fencing, cdi, tenant_defaults, tenants)",
                                  ks);
                 if (r < 0)
                         return r;

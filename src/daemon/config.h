@@ -81,6 +81,10 @@ typedef struct kerfd_config {
         bool unenforced_slices; /* policy.unenforced_slices: allow (true) | refuse (default) */
         bool preempt_suspend;   /* policy.preempt_slices_by: suspend (true) | kill (default) */
         bool bypass_stop;       /* policy.shim_bypass: stop (true) | record (default) */
+        /* CDI specs for attached tasks (cdi: {enabled, spec_dir, kind}, docs/CLUSTER.md) */
+        bool cdi_enabled;       /* default false */
+        char cdi_dir[PATH_MAX]; /* default /var/run/cdi */
+        char cdi_kind[128];     /* default kerf.dev/gpu */
         kerfd_tenant_defaults tenant_defaults;
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];

@@ -126,6 +126,7 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
                 /* attached: no process of ours to wait for; its launcher keeps the pid */
                 kerfd__fence_release(n, t);
                 kerfd__slice_remove(n, t);
+                kerfd__cdi_task_remove(n, t);
         } else {
                 t->rec.pid = t->rec.pgid = 0;
         }
@@ -429,6 +430,8 @@ static int attach_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
                 kerfd__slice_remove(n, t);
                 return r;
         }
+        /* a failure is logged and the task runs: its launcher sees no "cdi_device" */
+        (void)kerfd__cdi_task_write(n, t);
         return 0;
 }
 

@@ -80,6 +80,7 @@ typedef struct dtask {
             start_unrecorded; /* its start could not be recorded: not forked, retried (records.c) */
         bool run_open;        /* a run of it was opened in the store (cost.c) */
         uint64_t run_dev_base; /* the region's device time when that run opened */
+        bool cdi_spec;         /* its CDI spec is written (cdi_task.c) */
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -359,6 +360,17 @@ void kerfd__tenant_count(kerfd_node *n, const char *tenant, int delta);
  * with the message naming the ceiling (docs/DAEMON.md "Tenant policy"). */
 int kerfd__tenant_policy_check(kerfd_node *n, const ktenant *kt, const kerf_request *q, char *msg,
                                size_t msglen);
+
+/* cdi_task.c: CDI specs of attached tasks (cdi.enabled; docs/CLUSTER.md). Caller holds n->mu. */
+/* Writes t's spec (device "task-<id>") when CDI is on and t is attached with a unit; 0 (also
+ * when nothing is to be written) or < 0, logged. */
+int kerfd__cdi_task_write(kerfd_node *n, dtask *t);
+/* Removes t's spec (only a file this kerfd wrote). */
+void kerfd__cdi_task_remove(kerfd_node *n, dtask *t);
+/* "KIND=task-<id>" of t's written spec into out; false when it has none. */
+bool kerfd__cdi_device(const kerfd_node *n, const dtask *t, char *out, size_t cap);
+/* After recovery: specs of running attached tasks written again, this kerfd's others removed. */
+void kerfd__cdi_recover(kerfd_node *n);
 
 /* task.c */
 dtask *kerfd_task_free(dtask *t);

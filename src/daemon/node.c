@@ -293,6 +293,7 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
         }
         kerfd__fence_release(n, t);
         kerfd__slice_remove(n, t);
+        kerfd__cdi_task_remove(n, t);
         log_info("task %llu %s (%s)%s%s; units [%s] reclaimed", (unsigned long long)t->rec.id,
                  state, end_reason, text && *text ? ": " : "", text ? text : "", units);
         kerf_u64map_del(&n->live, t->rec.id);
@@ -602,6 +603,7 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         kerf_u64map_init(&n->migs);
         if ((r = kerfd__recover(n)) < 0)
                 return r;
+        kerfd__cdi_recover(n);
         /* the uids of the tenants (config file and store), kept fresh by the ticker: the
          * decisions under n->mu read them from the cache (uidcache.c) */
         for (unsigned i = 0; i < n->n_tenants; i++)

@@ -578,6 +578,9 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
         if (t && !t->argv) {
                 json_t *env = kerfd__attach_env(n, t);
                 json_object_set_new(j, "attach_env", env ? env : json_null());
+                char dev[200];
+                if (kerfd__cdi_device(n, t, dev, sizeof(dev)))
+                        json_object_set_new(j, "cdi_device", json_string(dev));
         }
         return j;
 }
