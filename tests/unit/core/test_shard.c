@@ -9,7 +9,7 @@
 
 #include "kerf/shard.h"
 
-#define GIB (1024ull * 1024 * 1024)
+#define GIB  (1024ull * 1024 * 1024)
 #define H200 (141ull * GIB + 512ull * 1024 * 1024) /* not a whole number of GiB */
 
 static void test_parse(void **st)
