@@ -64,5 +64,12 @@ fuzz: deps
 run: build
 	@scripts/run.sh $(BUILD)
 
+# poc: the acceptance run (docs/POC.md) on a private simulated kerfd; evidence in run/poc-<time>
+.PHONY: poc
+poc: build
+	@mkdir -p run && out=run/poc-$$(date -u +%Y%m%dT%H%M%SZ) && \
+	$(BUILD)/bin/kerf poc run --quick --spawn --out $$out; rc=$$?; \
+	echo "evidence: $$out/report.html ($(BUILD)/bin/kerf poc verify $$out re-checks it)"; exit $$rc
+
 clean:
 	rm -rf $(BUILD) $(ASAN) $(TSAN)

@@ -122,7 +122,8 @@ Next:
   export KERF_SOCKET=$SOCK
   $BUILD/bin/kerf ls | gpus | units | top | explain ID | logs ID | cancel ID
   $BUILD/bin/kerf run --workload dev -- /bin/sh -c 'echo hi'
-  $BUILD/bin/kerf audit verify; $BUILD/bin/kerf audit export
+  $BUILD/bin/kerf audit verify; $BUILD/bin/kerf audit export; $BUILD/bin/kerf cost
+  make poc      (the eight POC acceptance tests on a private simulated kerfd: docs/POC.md)
   curl --unix-socket $SOCK http://localhost/metrics
   $BUILD/bin/kerf-demo examples/fleet-8xh200.yaml      (the scheduler alone, no daemon)
 Stop it: kill \$(cat run/kerfd.pid)

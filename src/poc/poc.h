@@ -36,7 +36,7 @@
 typedef struct poc_opts {
         const char *route;   /* software | hardware | both (default both) */
         const char *suite;   /* a suite file (JSON workload overrides), or NULL */
-        const char *owner;   /* who runs the POC (default: $USER or "unknown") */
+        const char *owner;   /* who runs the POC (default: $USER, else the uid's login name) */
         const char *out_dir; /* evidence directory (created; must not hold a report) */
         bool quick;          /* CI size: the whole run under 2 minutes on the simulator */
         uint64_t seed;       /* every random choice derives from it (default 1) */
@@ -99,6 +99,7 @@ typedef struct poc_ctx {
         uint64_t rng;            /* seeded from o.seed */
         struct poc_kerfd *kerfd; /* the private kerfd (--spawn), else NULL */
         int failed;              /* records with verdict FAIL */
+        char owner[64];          /* o.owner when it was not given */
         poc_sizes sz;            /* workload sizes */
         kerf_client_opts co;     /* how to reach kerfd (socket replaced under --spawn) */
         char sock[4400];         /* --spawn: the private kerfd's socket */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* poc_core.c - the POC run: context, environment, tenants, sizes, test selection, run loop */
 #include <errno.h>
+#include <pwd.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -397,6 +398,16 @@ int poc_init(poc_ctx *p, const poc_opts *o, const kerf_client_opts *co, char *er
         p->co = *co;
         p->t0_ms = poc_now_ms();
         p->rng = o->seed ? o->seed : 1;
+        if (!p->o.owner || !*p->o.owner) { /* the one owner every record and the report name */
+                const struct passwd *pw = getpwuid(getuid());
+                if (getenv("USER") && *getenv("USER"))
+                        snprintf(p->owner, sizeof(p->owner), "%s", getenv("USER"));
+                else if (pw)
+                        snprintf(p->owner, sizeof(p->owner), "%s", pw->pw_name);
+                else
+                        snprintf(p->owner, sizeof(p->owner), "uid %u", (unsigned)getuid());
+                p->o.owner = p->owner;
+        }
         if (!p->sz.kernel_us)
                 poc_sizes_default(&p->sz, o->quick);
         if (o->suite && (r = poc_suite_load(&p->sz, o->suite, err, errlen)) < 0)

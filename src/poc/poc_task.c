@@ -268,7 +268,7 @@ static json_t *env_json(const poc_ctx *p)
 
 json_t *poc_record_new(poc_ctx *p, const char *id, const char *route, const char *title)
 {
-        const char *owner = p->o.owner ? p->o.owner : getenv("USER");
+        const char *owner = p->o.owner;
         return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:[], s:[], s:[], s:[], s:[], s:[], "
                          "s:{s:s, s:s, s:i}, s:{}, s:[], s:o, s:s}",
                          "id", id, "title", title, "route", route, "owner",
