@@ -182,6 +182,11 @@ static int add_raw(xp *x, const char *method, const char *endpoint, const char *
 
 /* A POC report directory, recursively: regular files only (a link or device is refused, so
  * that the archive holds what the report is, not what a link points at). */
+static int name_cmp(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int add_tree(xp *x, const char *dir, const char *prefix, int depth)
 {
         DIR *d;
@@ -212,7 +217,8 @@ static int add_tree(xp *x, const char *dir, const char *prefix, int depth)
                 names[n++] = strdup(de->d_name);
         }
         closedir(d);
-        qsort(names, n, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+        if (n) /* qsort hands the comparator pointers to the elements (char **) */
+                qsort(names, n, sizeof(*names), name_cmp);
         for (size_t i = 0; i < n && !ex; i++) {
                 char src[PATH_MAX], dst[PATH_MAX];
                 struct stat st;

@@ -331,11 +331,13 @@ void kerfd_api_cost(kreq *r)
                 return;
         }
         /* distinct tasks per group */
-        qsort(c.p, c.np, sizeof(*c.p), pair_cmp);
+        if (c.np) /* qsort(NULL, 0) is undefined */
+                qsort(c.p, c.np, sizeof(*c.p), pair_cmp);
         for (size_t i = 0; i < c.np; i++)
                 if (i == 0 || c.p[i].group != c.p[i - 1].group || c.p[i].task != c.p[i - 1].task)
                         c.g[c.p[i].group].tasks++;
-        qsort(c.g, c.ng, sizeof(*c.g), group_cmp);
+        if (c.ng)
+                qsort(c.g, c.ng, sizeof(*c.g), group_cmp);
         items = json_array();
         for (size_t i = 0; i < c.ng; i++) {
                 cgroup *g = &c.g[i];
