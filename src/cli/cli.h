@@ -99,6 +99,14 @@ int cli_parse_time(const char *s, int64_t now_ms, int64_t *ret);
 int cli_export(cli *c, int argc, char **argv);
 int cli_version(cli *c, int argc, char **argv);
 
+/* cmd_slurm.c: kerf slurm gres-conf | node-conf (admin; docs/CLUSTER.md) */
+int cli_slurm(cli *c, int argc, char **argv);
+
+/* cmd_cluster.c: kerf cluster gpus|units|top|audit export over every node of the nodes file;
+ * cli_cluster_node fills *o with node `name`'s endpoint (kerf --node NAME). */
+int cli_cluster(int argc, char **argv, bool json);
+int cli_cluster_node(const char *name, kerf_client_opts *o);
+
 /* cmd_poc.c: kerf poc run|verify (docs/POC.md); argv[0] is "poc" */
 int cli_poc(int argc, char **argv, const kerf_client_opts *co);
 

@@ -91,6 +91,20 @@ static const struct {
                "units, events, the audit chain with a signed checkpoint, cost runs, POC\n"
                "reports (--poc, repeatable) - to a tar archive with a manifest.json of\n"
                "sha256 digests (docs/EXPORT.md). FILE is written whole or not at all.\n"},
+    {"slurm",
+     "usage: kerf slurm gres-conf [--node NAME] [--shards-per-gpu N | --shard-unit pct|gib]\n"
+     "                            [--out FILE] [--json]\n"
+     "       kerf slurm node-conf [--node NAME] [--shards-per-gpu N | --shard-unit pct|gib]\n"
+     "Slurm's gres.conf (whole GPUs, MIG instances as typed gpus, shards per GPU) and the\n"
+     "NodeName= line for slurm.conf, from what kerfd discovered (admin; docs/CLUSTER.md).\n"
+     "Shards: 100 per GPU (pct, the default), one per GiB (gib) or N per GPU.\n"
+     "--out FILE writes gres.conf atomically and says on stderr which Slurm command the\n"
+     "change needs (scontrol reconfigure, or a slurmd/slurmctld restart when counts change).\n"},
+    {"cluster", "usage: kerf cluster gpus|units|top [--nodes FILE] [--json]\n"
+                "       kerf cluster audit export --out DIR [--nodes FILE]\n"
+                "Every node's kerfd, read-only, with a NODE column. Nodes come from --nodes FILE,\n"
+                "$KERF_NODES or ~/.config/kerf/nodes.yaml (docs/CLUSTER.md \"Cluster view\"). An\n"
+                "unreachable node is one line saying so; exit 1 when any node failed.\n"},
 };
 
 static const char general[] =
@@ -99,6 +113,7 @@ static const char general[] =
     "Tasks:   submit run ls show cancel suspend resume logs explain\n"
     "Fleet:   gpus units queue top\n"
     "Admin:   tenants tenant quota audit cost export version\n"
+    "Cluster: slurm gres-conf|node-conf, cluster gpus|units|top|audit (docs/CLUSTER.md)\n"
     "Plan:    replay (runs locally)\n"
     "Prove:   poc run, poc verify (docs/POC.md)\n"
     "Run 'kerf COMMAND --help' for a command's flags.\n"

@@ -18,6 +18,7 @@ static const struct {
     {"queue", cli_queue, false},     {"audit", cli_audit, false},     {"top", cli_top, false},
     {"version", cli_version, false}, {"suspend", cli_suspend, false}, {"resume", cli_resume, false},
     {"cost", cli_cost, false},       {"export", cli_export, false},   {"replay", NULL, true},
+    {"slurm", cli_slurm, false},
 };
 
 int main(int argc, char **argv)
@@ -39,6 +40,10 @@ int main(int argc, char **argv)
                                 o.url = v;
                         else
                                 o.token = v;
+                } else if (!strcmp(a, "--node") && i + 1 < argc) {
+                        int ex = cli_cluster_node(argv[++i], &o); /* the nodes file's entry */
+                        if (ex)
+                                return ex;
                 } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
                         cli_usage(stdout, NULL);
                         return 0;
@@ -56,6 +61,8 @@ int main(int argc, char **argv)
                 cli_usage(stdout, i + 1 < argc ? argv[i + 1] : NULL);
                 return 0;
         }
+        if (!strcmp(verb, "cluster")) /* one client per node of the nodes file */
+                return cli_cluster(argc - i, argv + i, c.json);
         if (!strcmp(verb, "poc")) /* makes its own client (or spawns kerfd): src/poc */
                 return cli_poc(argc - i, argv + i, &o);
         for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {

@@ -28,6 +28,9 @@ void kerfd_api_gpus(kreq *r);
 void kerfd_api_queues(kreq *r);
 /* cost.c: GET /v1/cost */
 void kerfd_api_cost(kreq *r);
+/* api_node.c: GET /v1/node (admin): name, hostname, CPUs, memory, device files (with each live
+ * MIG instance's caps); false when the path is not /v1/node */
+bool kerfd_api_node(kreq *r);
 /* api_export.c: GET /v1/config (admin), GET /v1/cost/runs; false when the path is neither */
 bool kerfd_api_export(kreq *r);
 /* metrics.c: snapshots under n->mu, formats after (metrics.h) */

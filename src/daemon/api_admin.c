@@ -780,8 +780,8 @@ bool kerfd_api_admin(kreq *r)
         const char *p = r->path;
         bool get = !strcmp(r->method, "GET");
 
-        if (kerfd_api_export(r)) {
-                /* GET /v1/config, /v1/cost/runs */
+        if (kerfd_api_export(r) || kerfd_api_node(r)) {
+                /* GET /v1/config, /v1/cost/runs, /v1/node */
         } else if (!strcmp(p, "/v1/health") && get) {
                 /* "store": "ok", or "read-only: <why> since <when> (N changes waiting)" */
                 bool sok = kerfd__store_ok(n);
@@ -793,12 +793,14 @@ bool kerfd_api_admin(kreq *r)
                 /* where kerfd keeps its files: for operators and the POC harness (kerf-load in
                  * lib, faults injected in sim); a tenant learns nothing of the host's layout */
                 if (h && r->admin)
-                        json_object_set_new(h, "paths",
-                                            json_pack("{s:s, s:s, s:o}", "state", n->cfg.state_dir,
-                                                      "lib", n->lib_dir, "sim",
-                                                      n->simulated && n->sim_dir[0]
-                                                          ? json_string(n->sim_dir)
-                                                          : json_null()));
+                        json_object_set_new(
+                            h, "paths",
+                            json_pack("{s:s, s:s, s:o, s:o}", "state", n->cfg.state_dir, "lib",
+                                      n->lib_dir, "sim",
+                                      n->simulated && n->sim_dir[0] ? json_string(n->sim_dir)
+                                                                    : json_null(),
+                                      "dev",
+                                      n->dev_dir[0] ? json_string(n->dev_dir) : json_null()));
                 kreq_json(r, 200, h);
         } else if (!strcmp(p, "/v1/version") && get) {
                 kreq_json(r, 200,

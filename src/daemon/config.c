@@ -752,7 +752,11 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                                          sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
                 } else if (!strcmp(ks, "fleet"))
                         r = get_path(x, v, ks, false, c->fleet, sizeof(c->fleet));
-                else if (!strcmp(ks, "listen_tcp"))
+                else if (!strcmp(ks, "node_name")) {
+                        r = get_str(x, v, ks, c->node_name, sizeof(c->node_name));
+                        if (!r && !kerf_name_ok(c->node_name))
+                                r = fail(x, v, "node_name: 1..63 characters [A-Za-z0-9_.-]");
+                } else if (!strcmp(ks, "listen_tcp"))
                         r = parse_tcp(x, v, c);
                 else if (!strcmp(ks, "backend"))
                         r = parse_backend(x, v, c);
@@ -774,7 +778,8 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 } else
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
-                                 "backend, limits, policy, fencing, tenant_defaults, tenants)",
+                                 "node_name, backend, limits, policy, fencing, tenant_defaults, "
+                                 "tenants)",
                                  ks);
                 if (r < 0)
                         return r;

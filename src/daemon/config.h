@@ -55,6 +55,7 @@ typedef struct kerfd_config {
          * group of every task on the simulated fleet (simgroup.c, docs/SECURITY.md) */
         unsigned sim_gid;
         char fleet[PATH_MAX];
+        char node_name[64];    /* node_name: "" = the hostname (api_node.c) */
         uint64_t max_body;     /* bytes */
         unsigned max_tasks;    /* live (not ended) tasks */
         double submit_rate;    /* per tenant per second, 0 = unlimited */

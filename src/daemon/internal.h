@@ -157,6 +157,10 @@ typedef struct kerfd_node {
         unsigned n_start_unrecorded;        /* live tasks with start_unrecorded */
         uint64_t start_unrecorded_log_mono; /* last warning about them (one per 5 s) */
         char audit_pub[KERF_STORE_PK_HEX];  /* the audit anchor key's public half (hex) */
+        /* api_node.c: the node's name and the device files Slurm's gres.conf names */
+        char node_name[64];
+        char dev_dir[4400];  /* "/dev" on real GPUs; <state>/dev on the simulator, "" = none */
+        unsigned caps_major; /* nvidia-caps major; 0 = unknown */
 } kerfd_node;
 
 #define KERFD_EVQ_LEN 32
@@ -382,6 +386,12 @@ json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
  * simulated device group cfg.sim_gid (dir 03770, files 0660), only what kerfd's uid owns, never
  * through a link; sets n->sim_shared. Root only (else 0, nothing changed); < 0 logged. */
 int kerfd__sim_share(kerfd_node *n);
+
+/* api_node.c: sets n->node_name (cfg.node_name or the hostname) and n->dev_dir; on the
+ * simulated fleet, as root, creates <state>/dev with the character devices a real host has
+ * (nvidiaN, nvidiactl, nvidia-caps/nvidia-capM for MIG), never through a link. Logs what it
+ * skipped; never fails kerfd's start. */
+void kerfd__node_devs(kerfd_node *n);
 
 /* libstage.c: copies the libraries tasks load (shim, simulated libcuda/NVML) from `from` into
  * <state_dir>/lib (0755, files 0644) and writes that dir to out; < 0 (logged, out unchanged)

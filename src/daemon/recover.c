@@ -567,6 +567,7 @@ int kerfd__recover(kerfd_node *n)
         }
         if ((r = kerfd__open_backend(n)) < 0)
                 return r;
+        kerfd__node_devs(n);
         for (size_t g = 0; g < KERF_MAX_NODE_GPUS; g++)
                 n->backend_index[g] =
                     n->backend && g < n->fleet->n_gpus
