@@ -1,28 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* shard.c - the shard rule and the option value parsers of spank_kerf.so */
+/* shard.c - the option value parsers of spank_kerf.so (the shard rule is include/kerf/shard.h) */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "spank_kerf.h"
-
-int kerf_spank_shard_share(unsigned shards, unsigned per_gpu, uint64_t gpu_memory,
-                           uint64_t *ret_memory, unsigned *ret_compute)
-{
-        const uint64_t mib = 1ull << 20;
-        uint64_t mem;
-        unsigned pct;
-
-        if (!shards || !per_gpu || shards > per_gpu || gpu_memory < mib)
-                return -EINVAL;
-        /* per MiB so that N/per_gpu of a 141 GiB GPU cannot overflow */
-        mem = (gpu_memory / mib) * shards / per_gpu * mib;
-        pct = shards * 100u / per_gpu;
-        *ret_memory = mem ? mem : mib;
-        *ret_compute = pct ? pct : 1;
-        return 0;
-}
 
 int kerf_spank_parse_size(const char *s, uint64_t *ret)
 {

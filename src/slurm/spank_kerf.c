@@ -33,6 +33,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "kerf/shard.h"
 #include "spank_kerf.h"
 
 SPANK_PLUGIN(kerf, 1);
@@ -47,7 +48,7 @@ static struct {
         char socket_tmpl[256];
         char tenant_map[256];
         bool fail_open;
-        unsigned shards_per_gpu;
+        kerf_shard_rule shards; /* shard_unit= / shards_per_gpu= (include/kerf/shard.h) */
         unsigned lease_s;
         /* options */
         char workload[16], tier[16], tenant[64];
@@ -63,7 +64,7 @@ static struct {
         pthread_t renewer;
         bool renewing;
         volatile int stop;
-} g = {.shards_per_gpu = 100, .lease_s = 60};
+} g = {.lease_s = 60};
 
 static const char *const workloads[] = {"training", "inference", "dev", "batch", NULL};
 static const char *const tiers[] = {"high", "queueable", "exploratory", NULL};
@@ -167,6 +168,7 @@ static struct spank_option options[] = {
 
 static int parse_args(int ac, char **av)
 {
+        const char *unit = NULL, *per_gpu = NULL;
         for (int i = 0; i < ac; i++) {
                 const char *a = av[i];
                 char *end;
@@ -179,20 +181,30 @@ static int parse_args(int ac, char **av)
                 } else if (!strncmp(a, "tenant_map=", 11) && a[11] == '/' &&
                            strlen(a + 11) < sizeof(g.tenant_map)) {
                         snprintf(g.tenant_map, sizeof(g.tenant_map), "%s", a + 11);
-                } else if (!strncmp(a, "shards_per_gpu=", 15) &&
-                           (v = strtol(a + 15, &end, 10)) >= 1 && v <= 10000 && !*end) {
-                        g.shards_per_gpu = (unsigned)v;
+                } else if (!strncmp(a, "shard_unit=", 11)) {
+                        unit = a + 11;
+                } else if (!strncmp(a, "shards_per_gpu=", 15)) {
+                        per_gpu = a + 15;
                 } else if (!strncmp(a, "lease_s=", 8) && (v = strtol(a + 8, &end, 10)) >= 1 &&
                            v <= 3600 && !*end) {
                         g.lease_s = (unsigned)v;
                 } else {
                         slurm_error("kerf: plugstack.conf argument \"%s\" not understood (socket=/"
                                     "ABS/PATH with %%n for the node name, fail_open=0|1, "
-                                    "tenant_map=/ABS/FILE, shards_per_gpu=1..10000, "
+                                    "tenant_map=/ABS/FILE, shard_unit=pct|gib or "
+                                    "shards_per_gpu=1..10000, "
                                     "lease_s=1..3600)",
                                     a);
                         return -1;
                 }
+        }
+        if (kerf_shard_rule_parse(unit, per_gpu, &g.shards) < 0) {
+                slurm_error(
+                    "kerf: plugstack.conf: shard_unit=%s shards_per_gpu=%s: give at most one, "
+                    "shard_unit pct or gib, shards_per_gpu 1..%u (the rule kerf slurm "
+                    "gres-conf was given)",
+                    unit ? unit : "-", per_gpu ? per_gpu : "-", KERF_SHARD_MAX_PER_GPU);
+                return -1;
         }
         return 0;
 }
@@ -389,10 +401,11 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                                 goto unreachable;
                         if (ntasks > 1)
                                 n = n / ntasks; /* each local task its part of the shards */
-                        if (kerf_spank_shard_share(n, g.shards_per_gpu, gm, &mem, &pct) < 0) {
+                        if (kerf_shard_grant(&g.shards, n, gm, &mem, &pct) < 0) {
                                 fail("kerf: %s shards on this node (%u per task) do not fit the "
-                                     "shard rule (%u shards per GPU)",
-                                     shards, n, g.shards_per_gpu);
+                                     "shard rule (%s: %u shards per GPU)",
+                                     shards, n, kerf_shard_unit_name(g.shards.unit),
+                                     kerf_shard_per_gpu(&g.shards, gm));
                                 json_decref(req);
                                 return 0;
                         }

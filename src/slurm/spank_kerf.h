@@ -18,12 +18,6 @@
 int kerf_spank_http(const char *sock, const char *method, const char *path, const char *body,
                     long timeout_ms, long *ret_status, json_t **ret_body, char *err, size_t errlen);
 
-/* The shard rule (docs/CLUSTER.md "Shards"): a GPU is `per_gpu` shards; N shards are N/per_gpu
- * of its memory (rounded down to MiB) and N*100/per_gpu percent of its compute (rounded down,
- * at least 1). Returns 0, or -EINVAL when shards is 0, per_gpu is 0 or shards > per_gpu. */
-int kerf_spank_shard_share(unsigned shards, unsigned per_gpu, uint64_t gpu_memory,
-                           uint64_t *ret_memory, unsigned *ret_compute);
-
 /* Parses a size: bytes, or a number with K/M/G/T (binary: KiB...; "4G" = "4GiB" = 4*2^30).
  * Returns 0 and *ret, or -EINVAL. */
 int kerf_spank_parse_size(const char *s, uint64_t *ret);

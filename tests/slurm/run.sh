@@ -98,9 +98,13 @@ start_kerfd() {
 }
 start_kerfd n1; start_kerfd n2
 
-# ---- slurm: 2 nodes, 2 GPUs each (character devices), 4 shards per GPU
-mknod $B/n1/dev/nvidia0 c 195 0; mknod $B/n1/dev/nvidia1 c 195 1
-mknod $B/n2/dev/nvidia0 c 195 2; mknod $B/n2/dev/nvidia1 c 195 3
+# ---- slurm: 2 nodes, 2 GPUs each, 4 shards per GPU; gres.conf and the NodeName lines come
+# from each node's kerfd (kerf slurm gres-conf / node-conf; its device files in <state>/dev)
+gen() { "$BUILD/bin/kerf" --socket $B/$1/kerfd.sock slurm $2 --node $1 --shards-per-gpu 4 2>>$B/log/gen.err; }
+for n in n1 n2; do
+  gen $n gres-conf >> $B/etc/gres.conf || { FAILS=1; echo "FAIL - kerf slurm gres-conf $n"; exit 1; }
+  gen $n node-conf > $B/$n/node.line || { FAILS=1; echo "FAIL - kerf slurm node-conf $n"; exit 1; }
+done
 H=$(hostname)
 cat > $B/etc/slurm.conf <<EOT
 ClusterName=kerftest
@@ -131,18 +135,11 @@ ReturnToService=2
 KillWait=2
 OverTimeLimit=0
 GresTypes=gpu,shard
-NodeName=n1 NodeHostname=$H NodeAddr=127.0.0.1 Port=17001 CPUs=2 RealMemory=1000 Gres=gpu:2,shard:8 State=UNKNOWN
-NodeName=n2 NodeHostname=$H NodeAddr=127.0.0.1 Port=17002 CPUs=2 RealMemory=1000 Gres=gpu:2,shard:8 State=UNKNOWN
+$(grep -v '^#' $B/n1/node.line) NodeHostname=$H NodeAddr=127.0.0.1 Port=17001 State=UNKNOWN
+$(grep -v '^#' $B/n2/node.line) NodeHostname=$H NodeAddr=127.0.0.1 Port=17002 State=UNKNOWN
 PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP
 EOT
-# written by hand (kerf slurm gres-conf is another branch's work): File= per GPU, shards counted
-cat > $B/etc/gres.conf <<EOT
-NodeName=n1 Name=gpu File=$B/n1/dev/nvidia[0-1]
-NodeName=n1 Name=shard Count=8
-NodeName=n2 Name=gpu File=$B/n2/dev/nvidia[0-1]
-NodeName=n2 Name=shard Count=8
-EOT
-PLUG="required $BUILD/lib/spank_kerf.so socket=$B/%n/kerfd.sock shards_per_gpu=4 lease_s=15 tenant_map=$B/etc/tenants"
+PLUG="required $BUILD/lib/spank_kerf.so socket=$B/%n/kerfd.sock shards_per_gpu=4 lease_s=5 tenant_map=$B/etc/tenants"
 echo "$PLUG" > $B/etc/plugstack.conf
 echo "physics physics" > $B/etc/tenants
 sed "s/^local SHARDS_PER_GPU = .*/local SHARDS_PER_GPU = 4/" $SRC/packaging/slurm/cli_filter.lua > $B/etc/cli_filter.lua
@@ -160,7 +157,6 @@ done
 ok "slurmctld + slurmd n1, n2 idle after $(( $(date +%s) - T0 )) s"
 
 GPUMEM=$(api n1 '/v1/gpus?limit=1' | json 'd["items"][0]["memory_total"]')
-MIB=$((1 << 20))
 
 # ---- a time limit: started first (Slurm enforces it within ~30 s of the minute)
 TL=$(sbatch --parsable -w n2 -t 1 --gres=shard:1 -o $B/tl.out --wrap "srun sleep 300")
@@ -168,7 +164,7 @@ TL=$(sbatch --parsable -w n2 -t 1 --gres=shard:1 -o $B/tl.out --wrap "srun sleep
 # ---- srun --gres=shard:2 runs under the shim with the shard rule's cap
 out=$(srun -w n1 --gres=shard:2 bash -c 'echo KT=$KERF_TASK_ID KIND=$KERF_UNIT_KIND; exec '"$BUILD"'/bin/kerf-load probe --window-ms 100 --warmup-ms 0' 2>$B/e1)
 tot=$(echo "$out" | grep '"result"' | json 'd["memory_total"]' 2>/dev/null)
-want=$(( GPUMEM / MIB * 2 / 4 * MIB ))
+want=$(( GPUMEM / 4 * 2 + GPUMEM % 4 * 2 / 4 )) # include/kerf/shard.h
 check "shard:2 -> slice; cuMemGetInfo total $tot = 2/4 of the GPU ($want)" [ "$tot" = "$want" ]
 check "shard:2 -> KERF_UNIT_KIND=slice" grep -q "KIND=slice" <<<"$out"
 kt=$(echo "$out" | sed -n 's/^KT=\([0-9]*\).*/\1/p')
@@ -192,7 +188,7 @@ check "--gpu-mem=lots refused, message names --gpu-mem" grep -q -- "--gpu-mem=lo
 srun -w n1 --kerf-tier=urgent true 2>$B/e4
 check "--kerf-tier=urgent refused, message names --kerf-tier" grep -q -- "--kerf-tier=urgent" $B/e4
 
-# ---- a whole GPU (MIG typed gres waits for kerf slurm gres-conf: see docs/CLUSTER.md)
+# ---- a whole GPU (MIG typed gres is not mapped by the plugin yet: see docs/CLUSTER.md)
 out=$(srun -w n1 --gres=gpu:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5)
 check "gpu:1 -> a whole GPU by UUID ($(echo $out))" grep -q "^GPU-.* whole$" <<<"$(echo $out)"
 
@@ -237,12 +233,18 @@ echo "$PLUG" > $B/etc/plugstack.conf
 start_kerfd n1
 check "n1 kerfd back: no unit held" [ "$(units n1)" = 0 ]
 
+# ---- leases (lease_s=5) are renewed by slurmstepd: the time-limited step still runs
+TLT=$(api n2 '/v1/tasks?limit=1000' | python3 -c "import json,sys; print([t['id'] for t in json.load(sys.stdin)['items'] if t['request'].get('external',{}).get('job')==$TL][0])")
+check "lease renewal: n2 task $TLT of job $TL still running $(( $(date +%s) - T0 )) s in (lease 5 s)" [ "$(api n2 /v1/tasks/$TLT | json 'd["state"]')" = running ]
+
 # ---- the time limit: Slurm ends the job; n2's kerfd has reclaimed its unit
 for i in $(seq 500); do squeue -h -j $TL 2>/dev/null | grep -q . || break; sleep 0.2; done
 st=$(scontrol show job $TL 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 check "time limit: job $TL ended $st" [ "$st" = TIMEOUT ]
 for i in $(seq 50); do [ "$(running n2 $TL)" = 0 ] && break; sleep 0.2; done
 check "time limit: n2 kerfd task ended" [ "$(running n2 $TL)" = 0 ]
+check "time limit: its end is the plugin's detach ($(api n2 /v1/tasks/$TLT | json 'd["end_reason"]+": "+str(d["reason"]["text"])'))" \
+  [ "$(api n2 /v1/tasks/$TLT | json 'd["end_reason"]')" = exit ]
 check "n2: no unit held at the end" [ "$(units n2)" = 0 ]
 
 echo "slurm test: $FAILS failure(s) in $(( $(date +%s) - T0 )) s"
