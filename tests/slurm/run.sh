@@ -53,7 +53,8 @@ mkdir -p $B/{etc,state,log,run,munge,spool/n1,spool/n2,n1/dev,n2/dev}
 mungekey --create --keyfile=$B/munge/munge.key >/dev/null 2>&1 || skip "mungekey failed"
 chmod 755 $B/munge
 setsid munged -F --socket=$B/munge/munge.socket.2 --key-file=$B/munge/munge.key \
-  --log-file=$B/munge/munged.log --pid-file=$B/munge/munged.pid --seed-file=$B/munge/munged.seed &
+  --log-file=$B/munge/munged.log --pid-file=$B/munge/munged.pid --seed-file=$B/munge/munged.seed \
+  >$B/munge/munged.out 2>&1 &
 PIDS+=($!)
 for i in $(seq 50); do [ -S $B/munge/munge.socket.2 ] && break; sleep 0.1; done
 [ -S $B/munge/munge.socket.2 ] || { FAILS=1; echo "FAIL - munged did not start"; exit 1; }
@@ -183,10 +184,15 @@ kt=$(echo "$out" | sed -n 's/^KT=\([0-9]*\).*/\1/p')
 check "account physics -> tenant physics (tenant_map)" [ "$(api n1 /v1/tasks/$kt | json 'd["tenant"]')" = physics ]
 
 # ---- bad option values fail the job with a message naming the option
-srun -w n1 --gpu-mem=lots true 2>$B/e3
-check "--gpu-mem=lots refused, message names --gpu-mem" grep -q -- "--gpu-mem=lots" $B/e3
-srun -w n1 --kerf-tier=urgent true 2>$B/e4
-check "--kerf-tier=urgent refused, message names --kerf-tier" grep -q -- "--kerf-tier=urgent" $B/e4
+srun -w n1 --gpu-mem=lots touch $B/bad1 2>$B/e3; rc=$?
+check "--gpu-mem=lots refused (rc $rc), message names --gpu-mem, nothing ran" \
+  eval '[ $rc -ne 0 ] && grep -q -- "--gpu-mem=lots: not valid" $B/e3 && [ ! -e $B/bad1 ]'
+sbatch -w n1 --kerf-tier=urgent --wrap "touch $B/bad2" 2>$B/e4; rc=$?
+check "sbatch --kerf-tier=urgent refused (rc $rc), message names --kerf-tier" \
+  eval '[ $rc -ne 0 ] && grep -q -- "--kerf-tier=urgent: not valid" $B/e4'
+srun -w n1 --gpu-compute=50 true 2>$B/e4b; rc=$?
+check "--gpu-compute without a GPU gres fails the task (rc $rc) saying so" \
+  eval '[ $rc -ne 0 ] && grep -q "need a GPU gres" $B/e4b'
 
 # ---- a whole GPU (MIG typed gres is not mapped by the plugin yet: see docs/CLUSTER.md)
 out=$(srun -w n1 --gres=gpu:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5)
@@ -217,6 +223,12 @@ check "scancel: job $J holds a kerf task on n1 and n2" [ "$(running n1 $J)$(runn
 scancel $J
 for i in $(seq 100); do [ "$(running n1 $J)$(running n2 $J)" = 00 ] && break; sleep 0.2; done
 check "scancel: both tasks ended" [ "$(running n1 $J)$(running n2 $J)" = 00 ]
+# units of job J's kerf tasks still held on node $1
+held() {
+  local ids; ids=$(api $1 '/v1/tasks?limit=1000' | python3 -c "import json,sys; print(' '.join(str(t['id']) for t in json.load(sys.stdin)['items'] if t['request'].get('external',{}).get('job')==$2))")
+  api $1 /v1/units | python3 -c "import json,sys; ids=set(int(x) for x in sys.argv[1].split()); print(sum(1 for u in json.load(sys.stdin)['items'] if u.get('task') in ids))" "$ids"
+}
+check "scancel: no unit of job $J left on n1 or n2" [ "$(held n1 $J)$(held n2 $J)" = 00 ]
 units() { api $1 '/v1/units' | json 'len(d["items"])'; }
 
 # ---- kerfd down on a node: the step fails clearly, nothing runs; fail_open=1 runs unenforced
