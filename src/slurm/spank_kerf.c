@@ -58,6 +58,7 @@ static struct {
         /* the task's child (task_init_privileged -> task_init) */
         char socket[320];
         char failure[768];
+        bool unreachable; /* the failure is kerfd not answering: fail_open may run it */
         json_t *env;
         /* slurmstepd: kerf task id per local task, written by the children (shared page) */
         uint64_t *slots;
@@ -351,6 +352,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         if (!step_attaches(sp))
                 return 0;
         g.failure[0] = 0;
+        g.unreachable = false;
         getenv_sp(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd));
         getenv_sp(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof(shards));
         if (!cvd[0] && !shards[0]) {
@@ -482,6 +484,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         return 0;
 unreachable:
         fail("kerf: kerfd at %s is not reachable: %s", g.socket, err);
+        g.unreachable = true;
         json_decref(req);
         return 0;
 }
@@ -494,7 +497,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
         (void)av;
 
         if (g.failure[0]) {
-                if (!g.fail_open) {
+                /* fail_open covers kerfd down only: a refusal (quota, no fit) still fails */
+                if (!g.fail_open || !g.unreachable) {
                         fprintf(stderr, "%s\n", g.failure);
                         fflush(stderr);
                         return -1;

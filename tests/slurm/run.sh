@@ -241,8 +241,11 @@ echo "$PLUG fail_open=1" > $B/etc/plugstack.conf
 srun -w n1 --gres=gpu:1 touch $B/ran2 2>$B/e10; rc=$?
 check "fail_open=1: runs (rc $rc) with a warning" grep -q "UNENFORCED" $B/e10
 check "fail_open=1: the task ran" [ -e $B/ran2 ]
-echo "$PLUG" > $B/etc/plugstack.conf
 start_kerfd n1
+srun -w n1 --gres=shard:1 --gpu-mem=500G touch $B/ran3 2>$B/e11; rc=$?
+check "fail_open=1 but kerfd refuses (never fits): fails (rc $rc), kerfd's reason shown, nothing ran" \
+  eval '[ $rc -ne 0 ] && grep -q "refused the attach.*HTTP 422" $B/e11 && [ ! -e $B/ran3 ]'
+echo "$PLUG" > $B/etc/plugstack.conf
 check "n1 kerfd back: no unit held" [ "$(units n1)" = 0 ]
 
 # ---- leases (lease_s=5) are renewed by slurmstepd: the time-limited step still runs
