@@ -316,6 +316,61 @@ static int gpu_memory(uint64_t *ret, char *err, size_t errlen)
         return 0;
 }
 
+static int mig_cmp(const void *a, const void *b)
+{
+        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+        json_int_t gx = json_integer_value(json_object_get(x, "gpu"));
+        json_int_t gy = json_integer_value(json_object_get(y, "gpu"));
+        json_int_t ux = json_integer_value(json_object_get(x, "unit"));
+        json_int_t uy = json_integer_value(json_object_get(y, "unit"));
+        return gx != gy ? (gx < gy ? -1 : 1) : ux < uy ? -1 : ux > uy;
+}
+
+/* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type.
+ * gres.conf from `kerf slurm gres-conf` lists whole GPUs (those not in MIG mode, by index),
+ * then MIG instances in (GPU, unit) order: index `cvd` past the whole GPUs is that MIG
+ * instance. Writes its profile and returns 0; -ENOENT when the grant is a whole GPU or the
+ * layout cannot be read (then it is attached as a whole GPU). */
+static int mig_grant(const char *cvd, char *prof, size_t len)
+{
+        char err[256], *end;
+        long st1 = 0, st2 = 0, idx = strtol(cvd, &end, 10), nwhole = 0;
+        json_t *gpus = NULL, *node = NULL, *v, *sorted[64];
+        size_t i, nm = 0;
+        int r = -ENOENT;
+
+        if (*end || idx < 0 ||
+            kerf_spank_http(g.socket, "GET", "/v1/gpus?limit=1000", NULL, HTTP_TIMEOUT_MS, &st1,
+                            &gpus, err, sizeof(err)) < 0 ||
+            kerf_spank_http(g.socket, "GET", "/v1/node", NULL, HTTP_TIMEOUT_MS, &st2, &node, err,
+                            sizeof(err)) < 0 ||
+            st1 != 200 || st2 != 200)
+                goto out;
+        json_array_foreach(json_object_get(gpus, "items"), i, v)
+        {
+                const char *mode = json_string_value(json_object_get(v, "mode"));
+                nwhole += mode && strcmp(mode, "mig") != 0;
+        }
+        /* as gres-conf: an instance without its device caps is left out of gres.conf */
+        json_array_foreach(json_object_get(node, "mig"), i, v)
+        {
+                if (nm < 64 && json_is_string(json_object_get(v, "gi_cap")) &&
+                    json_is_string(json_object_get(v, "ci_cap")))
+                        sorted[nm++] = v;
+        }
+        qsort(sorted, nm, sizeof(sorted[0]), mig_cmp);
+        if (idx >= nwhole && (size_t)(idx - nwhole) < nm &&
+            json_is_string(json_object_get(sorted[idx - nwhole], "profile"))) {
+                snprintf(prof, len, "%s",
+                         json_string_value(json_object_get(sorted[idx - nwhole], "profile")));
+                r = 0;
+        }
+out:
+        json_decref(gpus);
+        json_decref(node);
+        return r;
+}
+
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
@@ -418,9 +473,14 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                 if (g.has_limit)
                         json_object_set_new(req, "compute_limit", json_integer(g.compute_limit));
         } else {
-                /* whole GPUs (a MIG type is not passed by Slurm 22.05 into the step's env) */
-                json_object_set_new(req, "route", json_string("whole"));
-                json_object_set_new(req, "gpus", json_integer(count_list(cvd)));
+                char prof[64];
+                if (count_list(cvd) == 1 && mig_grant(cvd, prof, sizeof(prof)) == 0) {
+                        json_object_set_new(req, "route", json_string("mig"));
+                        json_object_set_new(req, "mig_profile", json_string(prof));
+                } else {
+                        json_object_set_new(req, "route", json_string("whole"));
+                        json_object_set_new(req, "gpus", json_integer(count_list(cvd)));
+                }
         }
         body = json_dumps(req, JSON_COMPACT);
         json_decref(req);

@@ -59,7 +59,7 @@ PIDS+=($!)
 for i in $(seq 50); do [ -S $B/munge/munge.socket.2 ] && break; sleep 0.1; done
 [ -S $B/munge/munge.socket.2 ] || { FAILS=1; echo "FAIL - munged did not start"; exit 1; }
 
-# ---- one kerfd per node, each on its own simulated fleet of 2 H200 (no MIG: see CLUSTER.md)
+# ---- one kerfd per node, each on its own simulated fleet of 2 H200 (n1: GPU 0 in MIG mode)
 for n in n1 n2; do
   cat > $B/$n/fleet.yaml <<EOT
 nodes:
@@ -69,7 +69,8 @@ nodes:
     driver: "550.54.15"
     cuda: "12.4"
     gpus:
-      - {model: H200-141GB, count: 2, numa: 0, nvlink: nvswitch}
+$([ $n = n1 ] && echo "      - {model: H200-141GB, count: 1, mig: true, numa: 0, nvlink: nvswitch}")
+      - {model: H200-141GB, count: $([ $n = n1 ] && echo 1 || echo 2), numa: 0, nvlink: nvswitch}
 EOT
   cat > $B/$n/kerfd.yaml <<EOT
 state_dir: $B/$n/state
@@ -101,6 +102,10 @@ start_kerfd n1; start_kerfd n2
 
 # ---- slurm: 2 nodes, 2 GPUs each, 4 shards per GPU; gres.conf and the NodeName lines come
 # from each node's kerfd (kerf slurm gres-conf / node-conf; its device files in <state>/dev)
+# a 1g.18gb MIG instance on n1 (a kerf task makes it; it stays, free, after the task)
+mt=$(curl -s --unix-socket $B/n1/kerfd.sock -d '{"tenant":"root","route":"mig","mig_profile":"1g.18gb","command":["/bin/sleep","30"]}' http://x/v1/tasks | json 'd["id"]')
+for i in $(seq 100); do [ "$(api n1 /v1/node | json 'len(d["mig"])')" = 1 ] && break; sleep 0.1; done
+curl -s --unix-socket $B/n1/kerfd.sock -X POST http://x/v1/tasks/$mt/cancel >/dev/null
 gen() { "$BUILD/bin/kerf" --socket $B/$1/kerfd.sock slurm $2 --node $1 --shards-per-gpu 4 2>>$B/log/gen.err; }
 for n in n1 n2; do
   gen $n gres-conf >> $B/etc/gres.conf || { FAILS=1; echo "FAIL - kerf slurm gres-conf $n"; exit 1; }
@@ -194,7 +199,10 @@ srun -w n1 --gpu-compute=50 true 2>$B/e4b; rc=$?
 check "--gpu-compute without a GPU gres fails the task (rc $rc) saying so" \
   eval '[ $rc -ne 0 ] && grep -q "need a GPU gres" $B/e4b'
 
-# ---- a whole GPU (MIG typed gres is not mapped by the plugin yet: see docs/CLUSTER.md)
+# ---- a typed MIG gpu: the plugin maps Slurm's index to the instance's profile
+out=$(srun -w n1 --gres=gpu:1g.18gb:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5m)
+check "gpu:1g.18gb:1 -> a MIG instance by UUID ($(echo $out))" grep -q "^MIG-.* mig$" <<<"$(echo $out)"
+# ---- a whole GPU
 out=$(srun -w n1 --gres=gpu:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5)
 check "gpu:1 -> a whole GPU by UUID ($(echo $out))" grep -q "^GPU-.* whole$" <<<"$(echo $out)"
 
@@ -229,7 +237,8 @@ held() {
   api $1 /v1/units | python3 -c "import json,sys; ids=set(int(x) for x in sys.argv[1].split()); print(sum(1 for u in json.load(sys.stdin)['items'] if u.get('task') in ids))" "$ids"
 }
 check "scancel: no unit of job $J left on n1 or n2" [ "$(held n1 $J)$(held n2 $J)" = 00 ]
-units() { api $1 '/v1/units' | json 'len(d["items"])'; }
+# units held by a task (a free MIG instance stays a unit, held by none)
+units() { api $1 '/v1/units' | json 'sum(1 for u in d["items"] if u.get("task"))'; }
 
 # ---- kerfd down on a node: the step fails clearly, nothing runs; fail_open=1 runs unenforced
 kill $KPID_n1; for i in $(seq 50); do kill -0 $KPID_n1 2>/dev/null || break; sleep 0.1; done
