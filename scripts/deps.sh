@@ -4,7 +4,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang-format clang libclang-rt-14-dev
       libcmocka-dev libjansson-dev libyaml-dev libsqlite3-dev libsodium-dev libmicrohttpd-dev
       libcurl4-openssl-dev linux-libc-dev prometheus chromium
-      libarchive-dev podman runc busybox-static)
+      libarchive-dev podman runc busybox-static
+      slurmctld slurmd slurm-client munge libslurm-dev)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -233,8 +233,10 @@ static void task_submit(kreq *r, bool attach)
                 t->rec.lease_expiry_ms =
                     t->rec.submitted_ms + (int64_t)json_integer_value(v) * 1000;
         }
+        /* an attach names its launcher's job (Slurm job, step, user, account) in the audit */
+        kerfd__external_text(t, msg, sizeof(msg));
         if (kerfd__commit_task(n, t, true, r->actor, attach ? "task.attach" : "task.submit", "ok",
-                               "") < 0) {
+                               msg) < 0) {
                 kerf_sched_cancel(n->sched, id);
                 kerfd_task_free(t);
                 if (!kerfd__store_refuse(r)) /* 507 when the store cannot write */
@@ -549,6 +551,46 @@ static void task_lease(kreq *r, uint64_t id)
         kreq_json(r, 200, j);
 }
 
+/* POST /v1/tasks/ID/detach: the launcher of an attached task says its process is done; kerfd
+ * ends it now (succeeded, exit) and reclaims its unit, region and fence at once instead of at
+ * its next check of the pid. No body, or {}. */
+static void task_detach(kreq *r, uint64_t id)
+{
+        kerfd_node *n = r->node;
+        kerf_store_task rec;
+        dtask *t;
+        int k;
+
+        if (r->len) {
+                json_t *b = api_body(r);
+                const char *key;
+                json_t *v;
+                if (!b)
+                        return;
+                json_object_foreach(b, key, v)
+                {
+                        kreq_error(r, 400, "unknown_field", "%s: unknown field (a detach has none)",
+                                   key);
+                        json_decref(b);
+                        return;
+                }
+                json_decref(b);
+        }
+        k = visible_task(r, id, &rec, &t);
+        if (k < 0)
+                return;
+        if (!t || t->argv) {
+                kreq_error(r, 409, "conflict", "task %llu %s", (unsigned long long)id,
+                           t ? "is not an attached task (cancel it instead)" : "has already ended");
+                if (k == 1)
+                        kerf_store_task_fini(&rec);
+                return;
+        }
+        kerfd__task_end(n, t, "succeeded", "exit", r->actor, "detached by its launcher");
+        task_get(r, id);
+        kerfd__kick(n);
+}
+
 void kerfd_api_dispatch(kreq *r)
 {
         const char *p = r->path, *m = r->method;
@@ -619,6 +661,10 @@ void kerfd_api_dispatch(kreq *r)
                         if (!post)
                                 goto method;
                         task_lease(r, id);
+                } else if (!strcmp(rest, "/detach")) {
+                        if (!post)
+                                goto method;
+                        task_detach(r, id);
                 } else {
                         goto nf;
                 }

@@ -257,6 +257,11 @@ void kerfd__retry_deferred(kerfd_node *n, dtask *t);
 /* The unit contract variables (docs/SHIM-CONTRACT.md) an attached task's launcher exports,
  * as a JSON object, or NULL (not attached, or no unit yet). */
 json_t *kerfd__attach_env(kerfd_node *n, const dtask *t);
+/* external.c: validates an attach's "external" object (-EINVAL bad value, -ENOENT unknown key;
+ * msg names the field), and writes "slurm job=N step=N user=U account=A" of a task's request
+ * into buf ("" when it has none). */
+int kerfd__external_check(json_t *v, char *msg, size_t msglen);
+void kerfd__external_text(const dtask *t, char *buf, size_t len);
 void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s);
 int kerfd__bidx(kerfd_node *n, unsigned gpu);
 

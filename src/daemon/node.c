@@ -253,8 +253,12 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
         snprintf(t->rec.end_reason, sizeof(t->rec.end_reason), "%s", end_reason);
         /* an end seen by the task's supervisor keeps its time (it may predate a restart) */
         t->rec.ended_ms = t->exit_wall_ms > 0 ? t->exit_wall_ms : (int64_t)kerfd_now_ms();
-        snprintf(why, sizeof(why), "%s%s%s", end_reason, text && *text ? ": " : "",
-                 text ? text : "");
+        {
+                char ext[200];
+                kerfd__external_text(t, ext, sizeof(ext)); /* the launcher's job, if attached */
+                snprintf(why, sizeof(why), "%s%s%s%s%s%s", end_reason, text && *text ? ": " : "",
+                         text ? text : "", ext[0] ? " [" : "", ext, ext[0] ? "]" : "");
+        }
         if (text && *text)
                 snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", text);
         {

@@ -94,7 +94,7 @@ static const char *const submit_fields[] = {
     "mig_profile", "gpus",       "memory",   "compute",     "compute_limit", "cpu_milli",
     "host_memory", "gpu_models", "priority", "preemptible", "max_runtime_s", "idle_timeout_s",
     "command",     "env",        "cwd",      "run_as",      "pid",           "lease_s",
-    NULL};
+    "external",    NULL};
 
 /* Fills t->req from t->req_json (already checked for unknown fields). `stored`: a recovered
  * record, whose stored uid/gid are the truth (the identity rules are checked again before any
@@ -237,12 +237,23 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                     !get_int(v, n->cfg.min_lease_s, 3600, &x))
                         BAD("invalid_argument", "lease_s: required, an integer %u..3600",
                             n->cfg.min_lease_s);
+                if ((v = json_object_get(o, "external"))) {
+                        int e = kerfd__external_check(v, msg, msglen);
+                        if (e < 0) {
+                                *ret_code = e == -ENOENT ? "unknown_field" : "invalid_argument";
+                                r = -EINVAL;
+                                goto out;
+                        }
+                }
         } else {
                 size_t i, total = 0;
                 json_t *a;
-                if (json_object_get(o, "pid") || json_object_get(o, "lease_s"))
+                if (json_object_get(o, "pid") || json_object_get(o, "lease_s") ||
+                    json_object_get(o, "external"))
                         BAD("unknown_field", "%s: only accepted by /v1/attach",
-                            json_object_get(o, "pid") ? "pid" : "lease_s");
+                            json_object_get(o, "pid")       ? "pid"
+                            : json_object_get(o, "lease_s") ? "lease_s"
+                                                            : "external");
                 if (!v)
                         BAD("invalid_argument", "command: required (an argv list)");
                 if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 4096)

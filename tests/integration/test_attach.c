@@ -177,9 +177,132 @@ static void test_attach_whole_cancel(void **st)
         reap(c);
 }
 
+/* The audit record of `action` on task:ID, its reason ("" when none); the caller frees. */
+static char *audit_reason(kd *k, const char *action, unsigned long long id)
+{
+        char obj[64];
+        char *out = NULL;
+        long s;
+        json_t *j = kd_call(k, "GET", "/v1/audit?limit=1000", NULL, NULL, &s, NULL);
+        json_t *items = json_object_get(j, "items");
+        assert_int_equal(s, 200);
+        snprintf(obj, sizeof(obj), "task:%llu", id);
+        for (size_t i = 0; i < json_array_size(items); i++) {
+                json_t *a = json_array_get(items, i);
+                if (!strcmp(json_string_value(json_object_get(a, "action")), action) &&
+                    !strcmp(json_string_value(json_object_get(a, "object")), obj))
+                        out = strdup(json_string_value(json_object_get(a, "reason")));
+        }
+        json_decref(j);
+        return out;
+}
+
+/* A launcher names its job ("external": Slurm job, step, user, account): validated, kept in
+ * the task's request, written into the task.attach and task.end audit reasons; the launcher
+ * ends the task at once with POST /v1/tasks/ID/detach (succeeded, exit), unit reclaimed. */
+static void test_attach_external_detach(void **st)
+{
+        char body[512], path[96];
+        char *why;
+        json_t *t;
+        long s;
+        unsigned long long id, sub;
+        pid_t c = child();
+        kd k;
+        (void)st;
+
+        kd_setup(&k, NULL);
+        static const struct {
+                const char *ext, *code, *needle;
+        } bad[] = {
+            {"{\"job\":1}", "invalid_argument", "external.system"},
+            {"{\"system\":\"slurm\",\"job\":-1}", "invalid_argument", "external.job"},
+            {"{\"system\":\"slurm\",\"step\":\"0\"}", "invalid_argument", "external.step"},
+            {"{\"system\":\"slurm\",\"user\":\"a b\"}", "invalid_argument", "external.user"},
+            {"{\"system\":\"slurm\",\"account\":\"\"}", "invalid_argument", "external.account"},
+            {"{\"system\":\"slurm\",\"node\":\"n1\"}", "unknown_field", "external.node"},
+            {"[1]", "invalid_argument", "external:"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(body, sizeof(body),
+                         "{\"tenant\":\"alice\",\"route\":\"whole\",\"pid\":%d,\"lease_s\":60,"
+                         "\"external\":%s}",
+                         (int)c, bad[i].ext);
+                t = kd_call(&k, "POST", "/v1/attach", body, NULL, &s, NULL);
+                assert_int_equal(s, 400);
+                assert_string_equal(json_string_value(json_object_get(t, "error")), bad[i].code);
+                assert_non_null(
+                    strstr(json_string_value(json_object_get(t, "message")), bad[i].needle));
+                json_decref(t);
+        }
+        /* a submit does not take it */
+        t = kd_call(&k, "POST", "/v1/tasks",
+                    "{\"tenant\":\"alice\",\"command\":[\"/bin/true\"],"
+                    "\"external\":{\"system\":\"slurm\"}}",
+                    NULL, &s, NULL);
+        assert_int_equal(s, 400);
+        assert_string_equal(json_string_value(json_object_get(t, "error")), "unknown_field");
+        json_decref(t);
+
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"route\":\"whole\",\"pid\":%d,\"lease_s\":60,"
+                 "\"external\":{\"system\":\"slurm\",\"job\":42,\"step\":3,\"user\":\"ann\","
+                 "\"account\":\"physics\"}}",
+                 (int)c);
+        t = kd_call(&k, "POST", "/v1/attach", body, NULL, &s, NULL);
+        assert_int_equal(s, 201);
+        id = (unsigned long long)json_integer_value(json_object_get(t, "id"));
+        assert_string_equal(json_string_value(json_object_get(t, "state")), "running");
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_object_get(json_object_get(t, "request"), "external"), "job")),
+                         42);
+        json_decref(t);
+        why = audit_reason(&k, "task.attach", id);
+        assert_non_null(why);
+        assert_string_equal(why, "slurm job=42 step=3 user=ann account=physics");
+        free(why);
+        assert_true(unit_held(&k, id));
+
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/detach", id);
+        t = kd_call(&k, "POST", path, "{\"x\":1}", NULL, &s, NULL);
+        assert_int_equal(s, 400);
+        json_decref(t);
+        t = kd_call(&k, "POST", path, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_string_equal(json_string_value(json_object_get(t, "state")), "succeeded");
+        assert_string_equal(json_string_value(json_object_get(t, "end_reason")), "exit");
+        json_decref(t);
+        assert_false(unit_held(&k, id)); /* reclaimed at once, not at the next pid check */
+        assert_true(kd_pid_alive(c));    /* never signalled */
+        why = audit_reason(&k, "task.end", id);
+        assert_non_null(why);
+        assert_non_null(strstr(why, "detached by its launcher"));
+        assert_non_null(strstr(why, "[slurm job=42 step=3 user=ann account=physics]"));
+        free(why);
+        t = kd_call(&k, "POST", path, NULL, NULL, &s, NULL); /* ended already */
+        assert_int_equal(s, 409);
+        json_decref(t);
+        t = kd_call(&k, "GET", path, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 405);
+        json_decref(t);
+
+        /* a task kerfd started is cancelled, not detached */
+        sub = kd_submit(&k, "{\"tenant\":\"alice\",\"command\":[\"/bin/sleep\",\"5\"]}", NULL);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/detach", sub);
+        t = kd_call(&k, "POST", path, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 409);
+        assert_non_null(
+            strstr(json_string_value(json_object_get(t, "message")), "not an attached"));
+        json_decref(t);
+        kd_stop(&k);
+        kd_cleanup(&k);
+        reap(c);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {cmocka_unit_test(test_attach_slice_lease),
-                                           cmocka_unit_test(test_attach_whole_cancel)};
+                                           cmocka_unit_test(test_attach_whole_cancel),
+                                           cmocka_unit_test(test_attach_external_detach)};
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
