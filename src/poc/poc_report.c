@@ -169,6 +169,22 @@ bool poc__path_inside(const char *path)
 
 /* ---- the rules shared with verify -------------------------------------------------------- */
 
+const char *poc__str(const json_t *o, const char *key)
+{
+        const char *s = json_string_value(json_object_get(o, key));
+        return s ? s : "";
+}
+
+void poc__num(FILE *f, const json_t *v)
+{
+        if (json_is_integer(v))
+                fprintf(f, "%lld", (long long)json_integer_value(v));
+        else if (json_is_real(v))
+                fprintf(f, "%.6g", json_real_value(v));
+        else
+                fputs("-", f);
+}
+
 int poc__measure_holds(double value, const char *op, double threshold)
 {
         if (!op)

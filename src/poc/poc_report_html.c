@@ -47,22 +47,6 @@ static void esc(FILE *f, const char *s)
         }
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-        const char *s = json_string_value(json_object_get(o, key));
-        return s ? s : "";
-}
-
-static void num(FILE *f, const json_t *v)
-{
-        if (json_is_integer(v))
-                fprintf(f, "%lld", (long long)json_integer_value(v));
-        else if (json_is_real(v))
-                fprintf(f, "%.6g", json_real_value(v));
-        else
-                fputs("-", f);
-}
-
 static void dump_esc(FILE *f, const json_t *v)
 {
         char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
@@ -133,12 +117,12 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
         }
         fprintf(f, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
                 (ML + CW - MR) / 2, CH - 8);
-        esc(f, str(series, "x"));
+        esc(f, poc__str(series, "x"));
         fprintf(f,
                 "</text><text class=\"label\" x=\"14\" y=\"%.1f\" text-anchor=\"middle\" "
                 "transform=\"rotate(-90 14 %.1f)\">",
                 (MT + CH - MB) / 2, (MT + CH - MB) / 2);
-        esc(f, str(series, "y"));
+        esc(f, poc__str(series, "y"));
         fputs("</text>\n", f);
         json_object_foreach(lines, ln, pts)
         {
@@ -168,9 +152,9 @@ static void line_chart(FILE *f, const char *rec, const char *name, const json_t 
         fputs("</svg>\n<details><summary>points</summary><table "
               "class=\"points\"><tr><th>line</th><th>",
               f);
-        esc(f, str(series, "x"));
+        esc(f, poc__str(series, "x"));
         fputs("</th><th>", f);
-        esc(f, str(series, "y"));
+        esc(f, poc__str(series, "y"));
         fputs("</th></tr>\n", f);
         json_object_foreach(lines, ln, pts) json_array_foreach(pts, i, p) if (point(p, &x, &y))
         {
@@ -225,7 +209,7 @@ static void timeline_chart(FILE *f, const char *rec, const json_t *tl, const jso
                         "stroke=\"#d62728\"/><circle class=\"ev\" cx=\"%.2f\" cy=\"60\" r=\"5\" "
                         "fill=\"#d62728\" data-t=\"%.17g\" data-rel=\"%.17g\"><title>",
                         px, px, px, t, t - t0);
-                esc(f, str(e, "what"));
+                esc(f, poc__str(e, "what"));
                 fprintf(f,
                         "</title></circle><text class=\"tick\" x=\"%.2f\" y=\"%.0f\" "
                         "text-anchor=\"middle\">%zu</text></g>\n",
@@ -236,12 +220,12 @@ static void timeline_chart(FILE *f, const char *rec, const json_t *tl, const jso
         json_array_foreach(tl, i, e)
         {
                 fputs("<li data-t=\"", f);
-                num(f, json_object_get(e, "t_ms"));
+                poc__num(f, json_object_get(e, "t_ms"));
                 fputs("\"><b>+", f);
                 if (json_is_number(json_object_get(e, "t_ms")))
                         fprintf(f, "%.0f", json_number_value(json_object_get(e, "t_ms")) - t0);
                 fputs(" ms</b> ", f);
-                esc(f, str(e, "what"));
+                esc(f, poc__str(e, "what"));
                 if (json_object_get(e, "detail")) {
                         fputs(": <code>", f);
                         dump_esc(f, json_object_get(e, "detail"));
@@ -254,7 +238,7 @@ static void timeline_chart(FILE *f, const char *rec, const json_t *tl, const jso
 
 static void record(FILE *f, const json_t *rec)
 {
-        const char *id = str(rec, "id"), *v = str(rec, "verdict"), *k;
+        const char *id = poc__str(rec, "id"), *v = poc__str(rec, "verdict"), *k;
         const json_t *h = json_object_get(rec, "handling"), *env = json_object_get(rec, "env");
         json_t *e;
         size_t i;
@@ -264,23 +248,23 @@ static void record(FILE *f, const json_t *rec)
         fputs("\"><h2>", f);
         esc(f, id);
         fputs(": ", f);
-        esc(f, str(rec, "title"));
+        esc(f, poc__str(rec, "title"));
         fputs(" <span class=\"v ", f);
         esc(f, v);
         fputs("\">", f);
         esc(f, v);
         fputs("</span></h2>\n<p>Route ", f);
-        esc(f, str(rec, "route"));
+        esc(f, poc__str(rec, "route"));
         fputs(", owner ", f);
-        esc(f, str(rec, "owner"));
+        esc(f, poc__str(rec, "owner"));
         fputs(", device ", f);
-        esc(f, str(env, "device"));
+        esc(f, poc__str(env, "device"));
         fputs(", driver ", f);
-        esc(f, str(env, "driver"));
+        esc(f, poc__str(env, "driver"));
         fputs(", CUDA ", f);
-        esc(f, str(env, "cuda"));
+        esc(f, poc__str(env, "cuda"));
         fputs(", kerf ", f);
-        esc(f, str(env, "kerf"));
+        esc(f, poc__str(env, "kerf"));
         fputs(json_is_true(json_object_get(env, "simulated")) ? " (simulated)" : "", f);
         fputs(".</p>\n<table class=\"measures\"><tr><th>Measure</th><th>Value</th><th>Unit</th>"
               "<th>Required</th><th>Pass</th><th>Note</th></tr>\n",
@@ -289,17 +273,17 @@ static void record(FILE *f, const json_t *rec)
         {
                 bool ok = json_is_true(json_object_get(e, "pass"));
                 fprintf(f, "<tr class=\"%s\"><td>", ok ? "ok" : "bad");
-                esc(f, str(e, "name"));
+                esc(f, poc__str(e, "name"));
                 fputs("</td><td>", f);
-                num(f, json_object_get(e, "value"));
+                poc__num(f, json_object_get(e, "value"));
                 fputs("</td><td>", f);
-                esc(f, str(e, "unit"));
+                esc(f, poc__str(e, "unit"));
                 fputs("</td><td>", f);
-                esc(f, str(e, "op"));
+                esc(f, poc__str(e, "op"));
                 fputc(' ', f);
-                num(f, json_object_get(e, "threshold"));
+                poc__num(f, json_object_get(e, "threshold"));
                 fprintf(f, "</td><td>%s</td><td>", ok ? "yes" : "NO");
-                esc(f, str(e, "note"));
+                esc(f, poc__str(e, "note"));
                 fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);
@@ -308,20 +292,20 @@ static void record(FILE *f, const json_t *rec)
                 json_array_foreach(json_object_get(rec, "skipped"), i, e)
                 {
                         fputs("<li>", f);
-                        esc(f, str(e, "step"));
+                        esc(f, poc__str(e, "step"));
                         fputs(": ", f);
-                        esc(f, str(e, "why"));
+                        esc(f, poc__str(e, "why"));
                         fputs("</li>\n", f);
                 }
                 fputs("</ul>\n", f);
         }
         if (json_is_object(h)) {
                 fputs("<p>Failure handling: kerf ", f);
-                esc(f, str(h, "kerf"));
+                esc(f, poc__str(h, "kerf"));
                 fputs("; the operator ", f);
-                esc(f, str(h, "operator"));
+                esc(f, poc__str(h, "operator"));
                 fputs(" (", f);
-                num(f, json_object_get(h, "commands"));
+                poc__num(f, json_object_get(h, "commands"));
                 fputs(" commands).</p>\n", f);
         }
         json_object_foreach((json_t *)json_object_get(rec, "series"), k, e) line_chart(f, id, k, e);
@@ -330,20 +314,20 @@ static void record(FILE *f, const json_t *rec)
         json_array_foreach(json_object_get(rec, "logs"), i, e)
         {
                 fputs(" log <code>", f);
-                esc(f, str(e, "stdout"));
+                esc(f, poc__str(e, "stdout"));
                 fputs("</code>;", f);
         }
         json_array_foreach(json_object_get(rec, "metrics"), i, e)
         {
                 fputs(" metrics <code>", f);
-                esc(f, str(e, "file"));
+                esc(f, poc__str(e, "file"));
                 fputs("</code>;", f);
         }
         fputs(" audit seqs", f);
         json_array_foreach(json_object_get(rec, "audit"), i, e)
         {
                 fputc(' ', f);
-                num(f, e);
+                poc__num(f, e);
         }
         fputs(".</p></section>\n", f);
 }
@@ -369,9 +353,9 @@ static void conclusions(FILE *f, const json_t *c)
                         json_array_foreach(json_object_get(r, cats[k][0]), i, it)
                         {
                                 fputs("<li>", f);
-                                esc(f, str(it, "text"));
+                                esc(f, poc__str(it, "text"));
                                 fputs(" <small>[", f);
-                                esc(f, str(it, "rule"));
+                                esc(f, poc__str(it, "rule"));
                                 fputs("]</small></li>\n", f);
                         }
                         fputs("</ul>\n", f);
@@ -388,7 +372,7 @@ static void cost(FILE *f, const json_t *c)
         fputs("<section id=\"cost\"><h2>Cost of the run</h2>\n", f);
         if (!json_is_true(json_object_get(c, "available"))) {
                 fputs("<p>Not available: ", f);
-                esc(f, str(c, "why"));
+                esc(f, poc__str(c, "why"));
                 fputs("</p></section>\n", f);
                 return;
         }
@@ -398,20 +382,20 @@ static void cost(FILE *f, const json_t *c)
         json_array_foreach(json_object_get(c, "items"), i, it)
         {
                 fputs("<tr><td>", f);
-                esc(f, str(it, "tenant"));
+                esc(f, poc__str(it, "tenant"));
                 fputs("</td><td>", f);
-                esc(f, str(it, "route"));
+                esc(f, poc__str(it, "route"));
                 fputs("</td><td>", f);
-                esc(f, str(it, "unit_kind"));
+                esc(f, poc__str(it, "unit_kind"));
                 fputs("</td><td>", f);
-                num(f, json_object_get(it, "tasks"));
+                poc__num(f, json_object_get(it, "tasks"));
                 fputs("</td><td>", f);
-                num(f, json_object_get(it, "granted_gpu_hours"));
+                poc__num(f, json_object_get(it, "granted_gpu_hours"));
                 fputs("</td><td>", f);
                 if (json_is_null(json_object_get(it, "used_gpu_hours")))
                         fputs("not measured", f);
                 else
-                        num(f, json_object_get(it, "used_gpu_hours"));
+                        poc__num(f, json_object_get(it, "used_gpu_hours"));
                 fputs("</td></tr>\n", f);
         }
         fputs("</table>\n<p>Totals: <code>", f);
@@ -419,7 +403,7 @@ static void cost(FILE *f, const json_t *c)
         fputs("</code></p>\n", f);
         if (json_is_string(json_object_get(c, "notes"))) {
                 fputs("<p>Notes: ", f);
-                esc(f, str(c, "notes"));
+                esc(f, poc__str(c, "notes"));
                 fputs("</p>\n", f);
         } else if (json_object_get(c, "notes")) {
                 fputs("<p>Notes: <code>", f);
@@ -466,19 +450,19 @@ char *poc__report_html(const json_t *report)
                 "<title>kerf POC report</title>\n<style>%s</style>\n<script>%s</script>\n"
                 "</head><body>\n<h1>kerf POC report</h1>\n<p>Run by ",
                 page_style, page_script);
-        esc(f, str(run, "owner"));
+        esc(f, poc__str(run, "owner"));
         fputs(", route ", f);
-        esc(f, str(run, "route"));
+        esc(f, poc__str(run, "route"));
         fputs(", seed ", f);
-        num(f, json_object_get(run, "seed"));
+        poc__num(f, json_object_get(run, "seed"));
         fputs(". Environment: ", f);
-        esc(f, str(env, "device"));
+        esc(f, poc__str(env, "device"));
         fputs(", driver ", f);
-        esc(f, str(env, "driver"));
+        esc(f, poc__str(env, "driver"));
         fputs(", CUDA ", f);
-        esc(f, str(env, "cuda"));
+        esc(f, poc__str(env, "cuda"));
         fputs(", kerf ", f);
-        esc(f, str(env, "kerf"));
+        esc(f, poc__str(env, "kerf"));
         fputs(json_is_true(json_object_get(env, "simulated")) ? ", simulated fleet" : "", f);
         fputs(".</p>\n<table id=\"summary\"><tr><th>Test</th><th>Title</th><th>Route</th>"
               "<th>Verdict</th><th>Measures</th><th>Skipped</th></tr>\n",
@@ -486,17 +470,17 @@ char *poc__report_html(const json_t *report)
         json_array_foreach(json_object_get(report, "records"), i, rec)
         {
                 fputs("<tr><td><a href=\"#rec-", f);
-                esc(f, str(rec, "id"));
+                esc(f, poc__str(rec, "id"));
                 fputs("\">", f);
-                esc(f, str(rec, "id"));
+                esc(f, poc__str(rec, "id"));
                 fputs("</a></td><td>", f);
-                esc(f, str(rec, "title"));
+                esc(f, poc__str(rec, "title"));
                 fputs("</td><td>", f);
-                esc(f, str(rec, "route"));
+                esc(f, poc__str(rec, "route"));
                 fputs("</td><td class=\"v ", f);
-                esc(f, str(rec, "verdict"));
+                esc(f, poc__str(rec, "verdict"));
                 fputs("\">", f);
-                esc(f, str(rec, "verdict"));
+                esc(f, poc__str(rec, "verdict"));
                 fprintf(f, "</td><td>%zu</td><td>%zu</td></tr>\n",
                         json_array_size(json_object_get(rec, "measures")),
                         json_array_size(json_object_get(rec, "skipped")));

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -21,6 +22,11 @@ void poc__sha256_hex(const void *data, size_t len, char hex[POC_SHA256_HEX]);
 int poc__sha256_file(const char *path, char hex[POC_SHA256_HEX]);
 /* Reads a whole file into a NUL-terminated heap string (free()); NULL with errno set. */
 char *poc__read_file(const char *path, size_t *ret_len);
+
+/* For the Markdown and HTML writers: a string field ("" when absent); a number as the reports
+ * print it (integers whole, reals with 6 significant digits, "-" for anything else). */
+const char *poc__str(const json_t *o, const char *key);
+void poc__num(FILE *f, const json_t *v);
 
 /* Whether `value op threshold` holds: 1 yes, 0 no, -1 when op is not "<=", ">=" or "==". */
 int poc__measure_holds(double value, const char *op, double threshold);

@@ -40,22 +40,6 @@ static void esc(FILE *f, const char *s)
         }
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-        const char *s = json_string_value(json_object_get(o, key));
-        return s ? s : "";
-}
-
-static void num(FILE *f, const json_t *v)
-{
-        if (json_is_integer(v))
-                fprintf(f, "%lld", (long long)json_integer_value(v));
-        else if (json_is_real(v))
-                fprintf(f, "%.6g", json_real_value(v));
-        else
-                fputs("-", f);
-}
-
 static void when(FILE *f, const json_t *v)
 {
         time_t t;
@@ -93,13 +77,13 @@ static void summary(FILE *f, const json_t *records)
                 json_array_foreach(json_object_get(rec, "measures"), k, m) ok +=
                     json_is_true(json_object_get(m, "pass"));
                 fputs("| ", f);
-                esc(f, str(rec, "id"));
+                esc(f, poc__str(rec, "id"));
                 fputs(" | ", f);
-                esc(f, str(rec, "title"));
+                esc(f, poc__str(rec, "title"));
                 fputs(" | ", f);
-                esc(f, str(rec, "route"));
+                esc(f, poc__str(rec, "route"));
                 fputs(" | **", f);
-                esc(f, str(rec, "verdict"));
+                esc(f, poc__str(rec, "verdict"));
                 fprintf(f, "** | %zu / %zu | %zu |\n", ok,
                         json_array_size(json_object_get(rec, "measures")),
                         json_array_size(json_object_get(rec, "skipped")));
@@ -115,27 +99,27 @@ static void record(FILE *f, const json_t *rec)
         size_t i;
 
         fputs("## ", f);
-        esc(f, str(rec, "id"));
+        esc(f, poc__str(rec, "id"));
         fputs(": ", f);
-        esc(f, str(rec, "title"));
+        esc(f, poc__str(rec, "title"));
         fputs(" (", f);
-        esc(f, str(rec, "verdict"));
+        esc(f, poc__str(rec, "verdict"));
         fputs(")\n\nRoute ", f);
-        esc(f, str(rec, "route"));
+        esc(f, poc__str(rec, "route"));
         fputs(", owner ", f);
-        esc(f, str(rec, "owner"));
+        esc(f, poc__str(rec, "owner"));
         fputs(", ", f);
         when(f, json_object_get(rec, "start_ms"));
         fputs(" to ", f);
         when(f, json_object_get(rec, "end_ms"));
         fputs(". Device ", f);
-        esc(f, str(env, "device"));
+        esc(f, poc__str(env, "device"));
         fputs(", driver ", f);
-        esc(f, str(env, "driver"));
+        esc(f, poc__str(env, "driver"));
         fputs(", CUDA ", f);
-        esc(f, str(env, "cuda"));
+        esc(f, poc__str(env, "cuda"));
         fputs(", kerf ", f);
-        esc(f, str(env, "kerf"));
+        esc(f, poc__str(env, "kerf"));
         fputs(json_is_true(json_object_get(env, "simulated")) ? " (simulated fleet).\n\n" : ".\n\n",
               f);
 
@@ -144,17 +128,17 @@ static void record(FILE *f, const json_t *rec)
         json_array_foreach(json_object_get(rec, "measures"), i, e)
         {
                 fputs("| ", f);
-                esc(f, str(e, "name"));
+                esc(f, poc__str(e, "name"));
                 fputs(" | ", f);
-                num(f, json_object_get(e, "value"));
+                poc__num(f, json_object_get(e, "value"));
                 fputs(" | ", f);
-                esc(f, str(e, "unit"));
+                esc(f, poc__str(e, "unit"));
                 fputs(" | ", f);
-                esc(f, str(e, "op"));
+                esc(f, poc__str(e, "op"));
                 fputc(' ', f);
-                num(f, json_object_get(e, "threshold"));
+                poc__num(f, json_object_get(e, "threshold"));
                 fprintf(f, " | %s | ", json_is_true(json_object_get(e, "pass")) ? "yes" : "**no**");
-                esc(f, str(e, "note"));
+                esc(f, poc__str(e, "note"));
                 fputs(" |\n", f);
         }
         if (!json_array_size(json_object_get(rec, "measures")))
@@ -165,19 +149,19 @@ static void record(FILE *f, const json_t *rec)
                 json_array_foreach(json_object_get(rec, "skipped"), i, e)
                 {
                         fputs("- ", f);
-                        esc(f, str(e, "step"));
+                        esc(f, poc__str(e, "step"));
                         fputs(": ", f);
-                        esc(f, str(e, "why"));
+                        esc(f, poc__str(e, "why"));
                         fputc('\n', f);
                 }
         }
         if (json_is_object(h)) {
                 fputs("\nFailure handling: kerf ", f);
-                esc(f, str(h, "kerf"));
+                esc(f, poc__str(h, "kerf"));
                 fputs("; the operator ", f);
-                esc(f, str(h, "operator"));
+                esc(f, poc__str(h, "operator"));
                 fputs(" (", f);
-                num(f, json_object_get(h, "commands"));
+                poc__num(f, json_object_get(h, "commands"));
                 fputs(" commands).\n", f);
         }
         if (json_array_size(json_object_get(rec, "timeline"))) {
@@ -187,7 +171,7 @@ static void record(FILE *f, const json_t *rec)
                         fputs("- ", f);
                         when(f, json_object_get(e, "t_ms"));
                         fputs(": ", f);
-                        esc(f, str(e, "what"));
+                        esc(f, poc__str(e, "what"));
                         if (json_object_get(e, "detail")) {
                                 fputs(" (", f);
                                 dump_inline(f, json_object_get(e, "detail"));
@@ -200,26 +184,26 @@ static void record(FILE *f, const json_t *rec)
         json_array_foreach(json_object_get(rec, "logs"), i, e)
         {
                 fputs(" log ", f);
-                esc(f, str(e, "stdout"));
-                if (*str(e, "stderr")) {
+                esc(f, poc__str(e, "stdout"));
+                if (*poc__str(e, "stderr")) {
                         fputs(", ", f);
-                        esc(f, str(e, "stderr"));
+                        esc(f, poc__str(e, "stderr"));
                 }
                 fputc(';', f);
         }
         json_array_foreach(json_object_get(rec, "metrics"), i, e)
         {
                 fputs(" metrics ", f);
-                esc(f, str(e, "file"));
+                esc(f, poc__str(e, "file"));
                 fputs(" (", f);
-                esc(f, str(e, "label"));
+                esc(f, poc__str(e, "label"));
                 fputs(");", f);
         }
         fputs(" audit seqs", f);
         json_array_foreach(json_object_get(rec, "audit"), i, e)
         {
                 fputc(' ', f);
-                num(f, e);
+                poc__num(f, e);
         }
         if (!json_array_size(json_object_get(rec, "audit")))
                 fputs(" (none)", f);
@@ -248,9 +232,9 @@ static void conclusions(FILE *f, const json_t *c)
                         json_array_foreach(l, i, it)
                         {
                                 fputs("- ", f);
-                                esc(f, str(it, "text"));
+                                esc(f, poc__str(it, "text"));
                                 fputs(" [", f);
-                                esc(f, str(it, "rule"));
+                                esc(f, poc__str(it, "rule"));
                                 fputs("]\n", f);
                         }
                         if (json_array_size(l))
@@ -267,7 +251,7 @@ static void cost(FILE *f, const json_t *c)
         fputs("## Cost of the run\n\n", f);
         if (!json_is_true(json_object_get(c, "available"))) {
                 fputs("Not available: ", f);
-                esc(f, str(c, "why"));
+                esc(f, poc__str(c, "why"));
                 fputs("\n\n", f);
                 return;
         }
@@ -277,20 +261,20 @@ static void cost(FILE *f, const json_t *c)
         json_array_foreach(json_object_get(c, "items"), i, it)
         {
                 fputs("| ", f);
-                esc(f, str(it, "tenant"));
+                esc(f, poc__str(it, "tenant"));
                 fputs(" | ", f);
-                esc(f, str(it, "route"));
+                esc(f, poc__str(it, "route"));
                 fputs(" | ", f);
-                esc(f, str(it, "unit_kind"));
+                esc(f, poc__str(it, "unit_kind"));
                 fputs(" | ", f);
-                num(f, json_object_get(it, "tasks"));
+                poc__num(f, json_object_get(it, "tasks"));
                 fputs(" | ", f);
-                num(f, json_object_get(it, "granted_gpu_hours"));
+                poc__num(f, json_object_get(it, "granted_gpu_hours"));
                 fputs(" | ", f);
                 if (json_is_null(json_object_get(it, "used_gpu_hours")))
                         fputs("not measured", f);
                 else
-                        num(f, json_object_get(it, "used_gpu_hours"));
+                        poc__num(f, json_object_get(it, "used_gpu_hours"));
                 fputs(" |\n", f);
         }
         if (json_object_get(c, "totals")) {
@@ -301,7 +285,7 @@ static void cost(FILE *f, const json_t *c)
         if (json_object_get(c, "notes")) {
                 fputs("\nNotes: ", f);
                 if (json_is_string(json_object_get(c, "notes")))
-                        esc(f, str(c, "notes"));
+                        esc(f, poc__str(c, "notes"));
                 else
                         dump_inline(f, json_object_get(c, "notes"));
                 fputc('\n', f);
@@ -322,24 +306,24 @@ char *poc__report_md(const json_t *report)
         if (!f)
                 return NULL;
         fputs("# kerf POC report\n\nRun by ", f);
-        esc(f, str(run, "owner"));
+        esc(f, poc__str(run, "owner"));
         fputs(", route ", f);
-        esc(f, str(run, "route"));
+        esc(f, poc__str(run, "route"));
         fputs(", seed ", f);
-        num(f, json_object_get(run, "seed"));
+        poc__num(f, json_object_get(run, "seed"));
         fputs(json_is_true(json_object_get(run, "quick")) ? " (quick)" : "", f);
         fputs(", from ", f);
         when(f, json_object_get(run, "start_ms"));
         fputs(" to ", f);
         when(f, json_object_get(run, "end_ms"));
         fputs(".\nEnvironment: ", f);
-        esc(f, str(env, "device"));
+        esc(f, poc__str(env, "device"));
         fputs(", driver ", f);
-        esc(f, str(env, "driver"));
+        esc(f, poc__str(env, "driver"));
         fputs(", CUDA ", f);
-        esc(f, str(env, "cuda"));
+        esc(f, poc__str(env, "cuda"));
         fputs(", kerf ", f);
-        esc(f, str(env, "kerf"));
+        esc(f, poc__str(env, "kerf"));
         fputs(json_is_true(json_object_get(env, "simulated")) ? ", simulated fleet" : "", f);
         fputs(json_is_true(json_object_get(env, "shim")) ? ", shim present" : ", shim absent", f);
         fputs(".\n\n", f);
@@ -350,9 +334,9 @@ char *poc__report_md(const json_t *report)
         cost(f, json_object_get(report, "cost"));
 
         fputs("## Evidence files\n\nThe audit export and its signed checkpoint: ", f);
-        esc(f, str(json_object_get(report, "files"), "audit"));
+        esc(f, poc__str(json_object_get(report, "files"), "audit"));
         fputs(", ", f);
-        esc(f, str(json_object_get(report, "files"), "checkpoint"));
+        esc(f, poc__str(json_object_get(report, "files"), "checkpoint"));
         fputs(". Re-check everything with `kerf poc verify DIR`.\n\n| File | SHA-256 |\n"
               "|---|---|\n",
               f);
