@@ -4,7 +4,7 @@
 # /var/run/cdi: the only dirs podman reads) gets `kerf cdi attach` for a 1 GiB slice; podman
 # runs a busybox image imported from a tarball (runc, netns none, private storage in a temp
 # dir; ../shared/reference/CDI-CI.md) with --device KIND=task-N. Checked: the device nodes,
-# the environment, the shim and the region inside; cdi_cap reads its cap (cuMemGetInfo through
+# the environment, the shim and the region inside; kerf-load probe reads its cap (cuMemGetInfo through
 # the shim and the simulated libcuda) and is refused an allocation over it; after the
 # container the poststop hook releases the task and kerfd removes the spec. Everything it
 # made (kerfd, containers, image, storage, spec files) is removed on exit, also on failure.
@@ -99,12 +99,13 @@ HOLDER=$("${K[@]}" --json show "$ID" | sed -n 's/^  "pid": \([0-9]*\).*/\1/p' | 
 [ -n "$HOLDER" ] && kill -0 "$HOLDER" || fail "no live holder process for task $ID"
 
 OUT=$("${P[@]}" run --rm --device "$DEV" -v /usr/lib:/usr/lib:ro -v /usr/lib64:/usr/lib64:ro \
-	-v "$B/tests:/kt:ro" localhost/kerf-cdi-bb /bin/sh -c '
+	-v "$B/bin:/kb:ro" localhost/kerf-cdi-bb /bin/sh -c '
 	busybox ls -l /dev/nvidiactl /dev/nvidia* | busybox head -3
 	busybox env | busybox grep -E "^(CUDA_VISIBLE_DEVICES|KERF_|LD_PRELOAD)" | busybox sort
 	busybox test -r "${LD_PRELOAD%% *}" && echo "shim: present ${LD_PRELOAD%% *}"
 	busybox test -w "$KERF_SLICE_REGION" && echo "region: writable $KERF_SLICE_REGION"
-	/kt/cdi_cap' 2>&1)
+	/kb/kerf-load probe --window-ms 200 --kernel-us 1000 &&
+	/kb/kerf-load hog --chunk 256MiB --hold-s 0' 2>&1)
 RC=$?
 echo "$OUT" | sed 's/^/  container| /'
 [ $RC -eq 0 ] || fail "container exited $RC"
@@ -116,8 +117,10 @@ echo "$OUT" | grep -q '^KERF_SLICE_MEMORY_LIMIT=1073741824$' || fail "no KERF_SL
 echo "$OUT" | grep -q '^KERF_SOCKET' && fail "kerfd's socket leaked into the container env"
 echo "$OUT" | grep -q '^shim: present .*libkerf-cuda.so' || fail "shim not in the container"
 echo "$OUT" | grep -q "^region: writable $REGION\$" || fail "region not in the container"
-echo "$OUT" | grep -q '^cuMemGetInfo total=1073741824 ' || fail "cap not seen through the driver"
-echo "$OUT" | grep -q '^over-cap allocation .*: error 2$' || fail "over-cap allocation not refused"
+echo "$OUT" | grep -q '^{"event":"result".*"memory_total":1073741824,' ||
+	fail "cap not seen through the driver (kerf-load probe)"
+echo "$OUT" | grep -q '^{"event":"hog".*CUDA_ERROR_OUT_OF_MEMORY' ||
+	fail "allocations past the cap not refused (kerf-load hog)"
 
 # poststop hook: kerf cdi release -> the task ends -> kerfd removes the spec
 for _ in $(seq 50); do [ -e "$SPEC" ] || break; sleep 0.1; done
