@@ -46,4 +46,10 @@ unsigned kerf_shard_per_gpu(const kerf_shard_rule *r, uint64_t mem_bytes);
 int kerf_shard_grant(const kerf_shard_rule *r, unsigned shards, uint64_t mem_bytes,
                      uint64_t *ret_mem, unsigned *ret_compute_pct);
 
+/* The order of MIG instances in gres.conf, which is the order Slurm numbers their devices in
+ * (after the whole GPUs): by GPU index, then by kerf unit id. kerf slurm gres-conf writes them in
+ * this order and the SPANK plugin maps Slurm's device index back to an instance with it: one
+ * comparison (qsort-style: <0, 0, >0) for both. */
+int kerf_gres_mig_order(long long gpu_a, long long unit_a, long long gpu_b, long long unit_b);
+
 #endif /* KERF_SHARD_H */

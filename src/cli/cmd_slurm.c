@@ -56,13 +56,10 @@ static bool safe_path(const char *s)
 static int mig_cmp(const void *a, const void *b)
 {
         json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-        json_int_t gx = json_integer_value(json_object_get(x, "gpu"));
-        json_int_t gy = json_integer_value(json_object_get(y, "gpu"));
-        json_int_t ux = json_integer_value(json_object_get(x, "unit"));
-        json_int_t uy = json_integer_value(json_object_get(y, "unit"));
-        if (gx != gy)
-                return gx < gy ? -1 : 1;
-        return ux < uy ? -1 : ux > uy;
+        return kerf_gres_mig_order(json_integer_value(json_object_get(x, "gpu")),
+                                   json_integer_value(json_object_get(x, "unit")),
+                                   json_integer_value(json_object_get(y, "gpu")),
+                                   json_integer_value(json_object_get(y, "unit")));
 }
 
 /* Builds the records from kerfd's answers. Order matters to Slurm 22.05: whole GPUs first, then

@@ -90,3 +90,10 @@ int kerf_shard_grant(const kerf_shard_rule *r, unsigned shards, uint64_t mem_byt
         *ret_compute_pct = pct;
         return 0;
 }
+
+int kerf_gres_mig_order(long long gpu_a, long long unit_a, long long gpu_b, long long unit_b)
+{
+        if (gpu_a != gpu_b)
+                return gpu_a < gpu_b ? -1 : 1;
+        return unit_a < unit_b ? -1 : unit_a > unit_b;
+}

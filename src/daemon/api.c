@@ -312,6 +312,26 @@ static void task_cancel(kreq *r, uint64_t id)
         kerfd__kick(n);
 }
 
+/* An endpoint that takes no body, or `{}`: true when that is what came; else it answered 400
+ * naming the first field (`what`: "a renewal", ...) or the bad JSON. */
+static bool api_no_body(kreq *r, const char *what)
+{
+        json_t *b, *v;
+        const char *key;
+        if (!r->len)
+                return true;
+        if (!(b = api_body(r)))
+                return false;
+        json_object_foreach(b, key, v)
+        {
+                kreq_error(r, 400, "unknown_field", "%s: unknown field (%s has none)", key, what);
+                json_decref(b);
+                return false;
+        }
+        json_decref(b);
+        return true;
+}
+
 /* POST /v1/tasks/ID/suspend and /resume: tenant-scoped like cancel; no body. */
 static void task_suspend(kreq *r, uint64_t id, bool on)
 {
@@ -320,21 +340,8 @@ static void task_suspend(kreq *r, uint64_t id, bool on)
         char msg[512];
         int k, rc;
 
-        if (r->len) {
-                json_t *b = api_body(r);
-                const char *key;
-                json_t *v;
-                if (!b)
-                        return;
-                json_object_foreach(b, key, v)
-                {
-                        kreq_error(r, 400, "unknown_field", "%s: unknown field (%s has none)", key,
-                                   on ? "suspend" : "resume");
-                        json_decref(b);
-                        return;
-                }
-                json_decref(b);
-        }
+        if (!api_no_body(r, on ? "a suspend" : "a resume"))
+                return;
         k = visible_task(r, id, &rec, &t);
         if (k < 0)
                 return;
@@ -515,21 +522,8 @@ static void task_lease(kreq *r, uint64_t id)
         int k;
         json_t *lease;
 
-        if (r->len) {
-                json_t *b = api_body(r);
-                const char *key;
-                json_t *v;
-                if (!b)
-                        return;
-                json_object_foreach(b, key, v)
-                {
-                        kreq_error(r, 400, "unknown_field",
-                                   "%s: unknown field (a renewal has none)", key);
-                        json_decref(b);
-                        return;
-                }
-                json_decref(b);
-        }
+        if (!api_no_body(r, "a renewal"))
+                return;
         k = visible_task(r, id, &rec, &t);
         if (k < 0)
                 return;
@@ -561,21 +555,8 @@ static void task_detach(kreq *r, uint64_t id)
         dtask *t;
         int k;
 
-        if (r->len) {
-                json_t *b = api_body(r);
-                const char *key;
-                json_t *v;
-                if (!b)
-                        return;
-                json_object_foreach(b, key, v)
-                {
-                        kreq_error(r, 400, "unknown_field", "%s: unknown field (a detach has none)",
-                                   key);
-                        json_decref(b);
-                        return;
-                }
-                json_decref(b);
-        }
+        if (!api_no_body(r, "a detach"))
+                return;
         k = visible_task(r, id, &rec, &t);
         if (k < 0)
                 return;

@@ -319,11 +319,10 @@ static int gpu_memory(uint64_t *ret, char *err, size_t errlen)
 static int mig_cmp(const void *a, const void *b)
 {
         json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-        json_int_t gx = json_integer_value(json_object_get(x, "gpu"));
-        json_int_t gy = json_integer_value(json_object_get(y, "gpu"));
-        json_int_t ux = json_integer_value(json_object_get(x, "unit"));
-        json_int_t uy = json_integer_value(json_object_get(y, "unit"));
-        return gx != gy ? (gx < gy ? -1 : 1) : ux < uy ? -1 : ux > uy;
+        return kerf_gres_mig_order(json_integer_value(json_object_get(x, "gpu")),
+                                   json_integer_value(json_object_get(x, "unit")),
+                                   json_integer_value(json_object_get(y, "gpu")),
+                                   json_integer_value(json_object_get(y, "unit")));
 }
 
 /* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type.

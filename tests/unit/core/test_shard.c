@@ -78,11 +78,23 @@ static void test_per_gpu_and_grant(void **st)
         assert_true(mem == 7 && c == 7);
 }
 
+/* gres.conf's MIG order, which the plugin maps Slurm's device indexes back with */
+static void test_mig_order(void **st)
+{
+        (void)st;
+        assert_true(kerf_gres_mig_order(0, 9, 1, 2) < 0); /* GPU first */
+        assert_true(kerf_gres_mig_order(2, 1, 1, 7) > 0);
+        assert_true(kerf_gres_mig_order(3, 4, 3, 5) < 0); /* then unit id */
+        assert_true(kerf_gres_mig_order(3, 6, 3, 5) > 0);
+        assert_int_equal(kerf_gres_mig_order(3, 5, 3, 5), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_parse),
             cmocka_unit_test(test_per_gpu_and_grant),
+            cmocka_unit_test(test_mig_order),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
