@@ -30,7 +30,7 @@
  * "Store failures"): a write that is not checked is a record that may silently not exist. */
 #define KERF_STORE_MUST __attribute__((warn_unused_result))
 
-#define KERF_STORE_SCHEMA_VERSION 3
+#define KERF_STORE_SCHEMA_VERSION 4
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
 #define KERF_STORE_TOKEN_LEN      64  /* "kerf_" + 43 base64url chars + NUL, with room */
@@ -75,6 +75,9 @@ int kerf_store_schema_version(const kerf_store *s);
 /* Versions stamped on audit records that leave theirs empty (kerfd sets them at start and
  * after a driver change). Strings are copied; NULL leaves a value unchanged. -EINVAL if long. */
 int kerf_store_set_versions(kerf_store *s, const char *driver, const char *cuda, const char *kerf);
+/* The node name new audit records carry (docs/STATE.md "Audit"): 1..KERF_NAME_LEN-1 bytes, or
+ * NULL/"" for none. Returns 0 or -EINVAL. */
+int kerf_store_set_node(kerf_store *s, const char *node);
 
 /* ---- transactions ------------------------------------------------------------------------ */
 
@@ -383,6 +386,9 @@ typedef struct kerf_store_audit {
         char driver[KERF_STORE_VER_LEN];
         char cuda[KERF_STORE_VER_LEN];
         char kerf[KERF_STORE_VER_LEN];
+        /* the node that wrote it (kerfd's node_name; "" in records older than schema 4). Hashed
+         * only when set, so records written before it was kept verify unchanged. */
+        char node[KERF_NAME_LEN];
         char prev_hash[KERF_STORE_HASH_HEX];
         char hash[KERF_STORE_HASH_HEX];
 } kerf_store_audit;

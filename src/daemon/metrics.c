@@ -175,6 +175,9 @@ static int snapshot(kerfd_node *n, msnap *s)
         {
                 snap_gpus(s, n);
                 s->simulated = n->simulated;
+                snprintf(s->node, sizeof(s->node), "%s", n->node_name);
+                snprintf(s->driver, sizeof(s->driver), "%s", n->driver);
+                snprintf(s->cuda, sizeof(s->cuda), "%s", n->cuda);
                 s->preemptions_total = n->preemptions_total;
                 s->reclaims_total = n->reclaims_total;
                 s->faults_total = n->faults_total;

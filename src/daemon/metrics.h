@@ -57,6 +57,7 @@ typedef struct msnap {
         size_t n_gpus;
         mgpu gpus[KERF_MAX_NODE_GPUS];
         bool simulated;
+        char node[64], driver[KERF_STORE_VER_LEN], cuda[KERF_STORE_VER_LEN]; /* kerf_node_info */
         uint64_t preemptions_total, reclaims_total, faults_total;
         uint64_t xid_class_count[KERF_XID_CLASS_COUNT];
         /* slices node counters (admin) */

@@ -129,6 +129,13 @@ void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant)
                                 SERIES[k].name, g, s->gpus[g].uuid,
                                 gpu_has[g] ? sget(&gpu[g], k) : 0.0);
         }
+        /* one info series to join on (Prometheus adds instance/job to every series; the node
+         * name, driver and CUDA version are here once, not a label on every series) */
+        fprintf(f,
+                "# HELP kerf_node_info The node this kerfd runs (node_name) and its driver.\n"
+                "# TYPE kerf_node_info gauge\nkerf_node_info{node=\"%s\",driver=\"%s\","
+                "cuda=\"%s\",kerf=\"%s\",simulated=\"%s\"} 1\n",
+                s->node, s->driver, s->cuda, KERFD_VERSION, s->simulated ? "true" : "false");
         fprintf(f,
                 "# HELP kerf_shim_present 1 when the shim was found at kerfd's start.\n"
                 "# TYPE kerf_shim_present gauge\nkerf_shim_present %d\n"

@@ -597,6 +597,8 @@ int kerfd__store_open(kerfd_node *n)
         }
         if (kerf_store_set_versions(n->store, n->driver, n->cuda, KERFD_VERSION) < 0)
                 log_warn("store: version strings too long for the audit records");
+        if (kerf_store_set_node(n->store, n->node_name) < 0) /* set by kerfd__node_devs */
+                log_warn("store: node name too long for the audit records");
         if (hook && *hook) {
                 if (kerf_store_fail_set(n->store, hook) < 0) {
                         log_error("KERFD_TEST_STORE_FAIL=%s: expected OP[:NTH[:COUNT]][@FILE]",

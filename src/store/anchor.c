@@ -274,7 +274,8 @@ static int parse_line(const char *line, kerf_store_audit *r)
             !str_field(o, "cuda", r->cuda, sizeof(r->cuda)) &&
             !str_field(o, "kerf", r->kerf, sizeof(r->kerf)) &&
             !str_field(o, "prev_hash", r->prev_hash, sizeof(r->prev_hash)) &&
-            !str_field(o, "hash", r->hash, sizeof(r->hash))) {
+            !str_field(o, "hash", r->hash, sizeof(r->hash)) &&
+            (!json_object_get(o, "node") || !str_field(o, "node", r->node, sizeof(r->node)))) {
                 r->seq = (uint64_t)json_integer_value(seq);
                 r->time_ms = (int64_t)json_integer_value(tm);
                 q = 0;

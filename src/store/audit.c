@@ -57,6 +57,10 @@ void kerf__audit_hash(const kerf_store_audit *r, char out[KERF_STORE_HASH_HEX])
         put(&h, r->driver);
         put(&h, r->cuda);
         put(&h, r->kerf);
+        if (r->node[0]) { /* records before schema 4 have none: their hash is unchanged */
+                put(&h, "node");
+                put(&h, r->node);
+        }
         put(&h, r->prev_hash);
         crypto_generichash_final(&h, bin, sizeof(bin));
         sodium_bin2hex(out, KERF_STORE_HASH_HEX, bin, sizeof(bin));
@@ -103,6 +107,7 @@ static int append(kerf_store *s, kerf_store_audit *r)
                            r->gpu_uuid, r->driver, r->cuda,   r->kerf,   r->prev_hash, r->hash};
         for (int i = 0; i < 12; i++)
                 sqlite3_bind_text(st, 3 + i, f[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 15, r->node, -1, SQLITE_STATIC);
         q = kerf__exec_stmt(st);
         if (q < 0)
                 return q;
@@ -124,7 +129,7 @@ int kerf_store_audit_append(kerf_store *s, kerf_store_audit *r)
             !fits(r->result, sizeof(r->result)) || !r->result[0] ||
             !fits(r->reason, sizeof(r->reason)) || !fits(r->gpu_uuid, sizeof(r->gpu_uuid)) ||
             !fits(r->driver, sizeof(r->driver)) || !fits(r->cuda, sizeof(r->cuda)) ||
-            !fits(r->kerf, sizeof(r->kerf)))
+            !fits(r->kerf, sizeof(r->kerf)) || !fits(r->node, sizeof(r->node)))
                 return -EINVAL;
         KERF__FAILPOINT(s, "audit_append");
         w = *r;
@@ -135,6 +140,8 @@ int kerf_store_audit_append(kerf_store *s, kerf_store_audit *r)
                 memcpy(w.cuda, s->cuda, sizeof(w.cuda));
         if (!w.kerf[0])
                 memcpy(w.kerf, s->kerf, sizeof(w.kerf));
+        if (!w.node[0])
+                memcpy(w.node, s->node, sizeof(w.node));
         q = kerf__sp_begin(s);
         if (q < 0)
                 return q;
@@ -161,6 +168,7 @@ static int audit_fill(sqlite3_stmt *st, void *item)
         r->time_ms = sqlite3_column_int64(st, 1);
         for (int i = 0; i < 12; i++)
                 kerf__col_cpy(st, 2 + i, f[i].dst, f[i].len);
+        kerf__col_cpy(st, 14, r->node, sizeof(r->node));
         return 0;
 }
 
@@ -201,6 +209,8 @@ char *kerf_store_audit_json(const kerf_store_audit *r)
                       "result", r->result, "reason", r->reason, "gpu_uuid", r->gpu_uuid, "driver",
                       r->driver, "cuda", r->cuda, "kerf", r->kerf, "prev_hash", r->prev_hash,
                       "hash", r->hash);
+        if (o && r->node[0]) /* absent in records older than schema 4, as in their hash */
+                json_object_set_new(o, "node", json_string(r->node));
         if (!o)
                 return NULL;
         out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -77,6 +77,7 @@ struct kerf_store {
         char driver[KERF_STORE_VER_LEN];
         char cuda[KERF_STORE_VER_LEN];
         char kerf[KERF_STORE_VER_LEN];
+        char node[KERF_NAME_LEN]; /* kerf_store_set_node */
         /* failure injection (kerf_store_fail_set): off when fail_op[0] == 0 */
         char fail_op[24];
         char fail_file[256];

@@ -77,6 +77,8 @@ const char *const kerf__migrations[] = {
     "CREATE INDEX runs_task ON runs(task, id);"
     "CREATE INDEX runs_open ON runs(task) WHERE ended_ms = 0;"
     "CREATE INDEX runs_started ON runs(started_ms);",
+    /* 4: the node that wrote an audit record (docs/STATE.md "Audit"); '' before */
+    "ALTER TABLE audit ADD COLUMN node TEXT NOT NULL DEFAULT '';",
 };
 const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__migrations[0]));
 
@@ -90,7 +92,7 @@ const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__mig
         " mig_gi, mig_ci, mig_start, mig_uuid"
 #define AUDIT_COLS                                                                                 \
         "seq, time_ms, actor, tenant, action, object, result, reason, gpu_uuid, driver, cuda,"     \
-        " kerf, prev_hash, hash"
+        " kerf, prev_hash, hash, node"
 #define TENANT_COLS "name, cohort, weight, uid, gid, max_priority, max_tier, max_pending, workloads"
 #define EVENT_COLS  "id, time_ms, kind, gpu, unit, task, xid, class, text"
 #define RUN_COLS                                                                                   \
@@ -172,7 +174,7 @@ const char *const kerf__sql[ST_COUNT] = {
                       " ORDER BY id",
     [ST_AUDIT_HEAD] = "SELECT count, last_seq, hash FROM audit_head WHERE id = 1",
     [ST_AUDIT_INSERT] = "INSERT INTO audit (" AUDIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
-                        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [ST_AUDIT_HEAD_SET] = "UPDATE audit_head SET count = ?1, last_seq = ?2, hash = ?3"
                           " WHERE id = 1",
     [ST_AUDIT_LIST] = "SELECT " AUDIT_COLS " FROM audit WHERE seq > ?1 ORDER BY seq"

@@ -579,6 +579,14 @@ int kerf_store_set_versions(kerf_store *s, const char *driver, const char *cuda,
         return 0;
 }
 
+int kerf_store_set_node(kerf_store *s, const char *node)
+{
+        if (!s || (node && strlen(node) >= sizeof(s->node)))
+                return -EINVAL;
+        kerf__cpy(s->node, sizeof(s->node), node ? node : "");
+        return 0;
+}
+
 /* ---- meta ---------------------------------------------------------------------------------- */
 
 static bool valid_key(const char *key)

@@ -82,6 +82,22 @@ static void test_cluster(void **st)
                 assert_non_null(meta);
                 assert_non_null(strstr(meta, n));
                 free(meta);
+                /* every record names its node, in its hash (docs/STATE.md "Audit chain") */
+                snprintf(cmd, sizeof(cmd), "%s/bundle/%s/audit.jsonl", A.dir, n);
+                char *lines = kd_read(cmd), want[32];
+                assert_non_null(lines);
+                snprintf(want, sizeof(want), "\"node\":\"%s\"", n);
+                assert_int_equal(count(lines, want), count(lines, "\n"));
+                free(lines);
+        }
+        /* /metrics names the node once (kerf_node_info) */
+        {
+                long status;
+                char *raw = NULL;
+                json_decref(kd_call(&A, "GET", "/metrics", NULL, NULL, &status, &raw));
+                assert_int_equal(status, 200);
+                assert_non_null(strstr(raw, "kerf_node_info{node=\"na\","));
+                free(raw);
         }
 
         /* nb stopped: its line says unreachable, na still shown, exit 1 */

@@ -189,8 +189,33 @@ static void test_inserted(void **state)
                         "UPDATE audit SET seq = seq - 999 WHERE seq >= 1000;"
                         "INSERT INTO audit SELECT 5, time_ms, actor, tenant, 'task.cancel',"
                         " object, result, reason, gpu_uuid, driver, cuda, kerf, hash,"
-                        " 'ff' || substr(hash, 3) FROM audit WHERE seq = 4;");
+                        " 'ff' || substr(hash, 3), node FROM audit WHERE seq = 4;");
         expect_bad(f, 5, "edited");
+}
+
+/* The node a record names is part of its hash (schema 4); records without one verify as they
+ * always did (their hash never covered a node). */
+static void test_node(void **state)
+{
+        fixture *f = *state;
+        kerf_store_audit a = {0};
+        kerf_store_audit_report rep;
+
+        assert_int_equal(kerf_store_set_node(f->s, "n7"), 0);
+        build_chain(f->s);
+        snprintf(a.actor, sizeof(a.actor), "admin");
+        snprintf(a.action, sizeof(a.action), "task.cancel");
+        snprintf(a.object, sizeof(a.object), "task:1");
+        snprintf(a.result, sizeof(a.result), "ok");
+        assert_int_equal(kerf_store_audit_append(f->s, &a), 0);
+        assert_string_equal(a.node, "n7");
+        char *j = kerf_store_audit_json(&a);
+        assert_non_null(strstr(j, "\"node\":\"n7\""));
+        free(j);
+        assert_int_equal(kerf_store_audit_verify(f->s, &rep), 0);
+        assert_true(rep.ok);
+        tamper(f->path, "UPDATE audit SET node = 'n8' WHERE seq = 3;");
+        expect_bad(f, 3, "edited");
 }
 
 static void test_appended(void **state)
@@ -199,8 +224,8 @@ static void test_appended(void **state)
 
         build_chain(f->s);
         tamper(f->path, "INSERT INTO audit SELECT 11, time_ms, actor, tenant, action, object,"
-                        " result, reason, gpu_uuid, driver, cuda, kerf, hash, hash FROM audit"
-                        " WHERE seq = 10;");
+                        " result, reason, gpu_uuid, driver, cuda, kerf, hash, hash, node FROM"
+                        " audit WHERE seq = 10;");
         expect_bad(f, 11, "edited");
 }
 
@@ -236,6 +261,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_deleted, fx_setup, fx_teardown),
             cmocka_unit_test_setup_teardown(test_deleted_renumbered, fx_setup, fx_teardown),
             cmocka_unit_test_setup_teardown(test_inserted, fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_node, fx_setup, fx_teardown),
             cmocka_unit_test_setup_teardown(test_appended, fx_setup, fx_teardown),
             cmocka_unit_test_setup_teardown(test_truncated, fx_setup, fx_teardown),
             cmocka_unit_test_setup_teardown(test_duplicate_seq_refused, fx_setup, fx_teardown),
