@@ -97,6 +97,8 @@ typedef struct kerf_request {
         uint64_t cpu_milli;         /* host CPU on the node, 0 = none */
         uint64_t host_mem_bytes;
         uint64_t model_mask; /* bit i: may run on kerf_gpu_model_at(i); 0 = any */
+        unsigned gpu_pin;    /* 1 + the fleet index of the one GPU it must run on (a launcher such
+                              * as Slurm chose it); 0 = any. One-GPU tasks only. */
         int priority;        /* higher runs first; -1000..1000 */
         bool preemptible;
         uint64_t max_runtime_s; /* recorded for the executor; 0 = none */

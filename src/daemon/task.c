@@ -94,7 +94,7 @@ static const char *const submit_fields[] = {
     "mig_profile", "gpus",       "memory",   "compute",     "compute_limit", "cpu_milli",
     "host_memory", "gpu_models", "priority", "preemptible", "max_runtime_s", "idle_timeout_s",
     "command",     "env",        "cwd",      "run_as",      "pid",           "lease_s",
-    "external",    NULL};
+    "external",    "gpu_uuid",   NULL};
 
 /* Fills t->req from t->req_json (already checked for unknown fields). `stored`: a recovered
  * record, whose stored uid/gid are the truth (the identity rules are checked again before any
@@ -203,6 +203,15 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                                 BAD("invalid_argument", "gpu_models[%zu]: unknown GPU model", i);
                         q->model_mask |= 1ULL << kerf_gpu_model_index(gm);
                 }
+        }
+        if ((v = json_object_get(o, "gpu_uuid"))) { /* the one GPU a launcher chose */
+                size_t i = 0;
+                const char *u = json_string_value(v);
+                while (u && i < n->fleet->n_gpus && strcmp(n->fleet->gpus[i].uuid, u) != 0)
+                        i++;
+                if (!u || i == n->fleet->n_gpus)
+                        BAD("invalid_argument", "gpu_uuid: not the UUID of a GPU of this node");
+                q->gpu_pin = (unsigned)i + 1;
         }
         if ((v = json_object_get(o, "priority"))) {
                 if (!get_int(v, -1000, 1000, &x))

@@ -13,8 +13,11 @@ uint64_t kerf__task_mem_on(const stask *t, const sgpu *g)
         return t->mem_req;
 }
 
+/* The GPUs a task may use: its models, and the one GPU a launcher named (gpu_pin). */
 static bool model_ok(const stask *t, const sgpu *g)
 {
+        if (t->gpu_pin && g->idx + 1 != t->gpu_pin)
+                return false;
         if (!t->model_mask)
                 return true;
         int mi = kerf_gpu_model_index(g->d->model);

@@ -340,6 +340,9 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
                     r->compute_limit_pct, r->compute_pct);
         if (r->mem_permille > 1000)
                 BAD("mem_permille: %u is over 1000", r->mem_permille);
+        if (r->gpu_pin && (r->gpu_pin > s->n_gpus || n > 1))
+                BAD("gpu: %s", n > 1 ? "a task on a named GPU uses that one GPU (gpus 1)"
+                                     : "no such GPU in the fleet");
         if (r->mem_permille && r->mem_bytes)
                 BAD("mem_bytes and mem_permille: give one, not both");
         if (r->priority < -1000 || r->priority > 1000)
@@ -378,6 +381,7 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
         t->cpu = r->cpu_milli;
         t->hmem = r->host_mem_bytes;
         t->model_mask = r->model_mask;
+        t->gpu_pin = r->gpu_pin;
         t->prio = r->priority;
         t->preemptible = r->preemptible || s->pol.force_preemptible[r->workload];
         t->max_runtime = r->max_runtime_s;

@@ -327,29 +327,37 @@ static int mig_cmp(const void *a, const void *b)
 
 /* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type.
  * gres.conf from `kerf slurm gres-conf` lists whole GPUs (those not in MIG mode, by index),
- * then MIG instances in (GPU, unit) order: index `cvd` past the whole GPUs is that MIG
- * instance. Writes its profile and returns 0; -ENOENT when the grant is a whole GPU or the
- * layout cannot be read (then it is attached as a whole GPU). */
-static int mig_grant(const char *cvd, char *prof, size_t len)
+ * then MIG instances in (GPU, unit) order (kerf_gres_mig_order); shards sit on the whole GPUs.
+ * Index `cvd` names the GPU Slurm chose: writes its UUID (a MIG instance's parent GPU) and,
+ * for a MIG instance, its profile. Returns 0 for a whole GPU, 1 for a MIG instance, -ENOENT
+ * when the index or the layout cannot be read (then kerfd chooses the GPU). */
+static int gres_grant(const char *cvd, char *prof, size_t plen, char *uuid, size_t ulen)
 {
         char err[256], *end;
         long st1 = 0, st2 = 0, idx = strtol(cvd, &end, 10), nwhole = 0;
-        json_t *gpus = NULL, *node = NULL, *v, *sorted[64];
+        json_t *gpus = NULL, *node = NULL, *v, *sorted[64], *items;
         size_t i, nm = 0;
         int r = -ENOENT;
 
-        if (*end || idx < 0 ||
+        if (!*cvd || *end || idx < 0 ||
             kerf_spank_http(g.socket, "GET", "/v1/gpus?limit=1000", NULL, HTTP_TIMEOUT_MS, &st1,
                             &gpus, err, sizeof(err)) < 0 ||
             kerf_spank_http(g.socket, "GET", "/v1/node", NULL, HTTP_TIMEOUT_MS, &st2, &node, err,
                             sizeof(err)) < 0 ||
             st1 != 200 || st2 != 200)
                 goto out;
-        json_array_foreach(json_object_get(gpus, "items"), i, v)
+        items = json_object_get(gpus, "items");
+        json_array_foreach(items, i, v)
         {
                 const char *mode = json_string_value(json_object_get(v, "mode"));
-                nwhole += mode && strcmp(mode, "mig") != 0;
+                if (mode && strcmp(mode, "mig") != 0 && nwhole++ == idx &&
+                    json_is_string(json_object_get(v, "uuid"))) {
+                        snprintf(uuid, ulen, "%s", json_string_value(json_object_get(v, "uuid")));
+                        r = 0;
+                }
         }
+        if (r == 0)
+                goto out;
         /* as gres-conf: an instance without its device caps is left out of gres.conf */
         json_array_foreach(json_object_get(node, "mig"), i, v)
         {
@@ -360,9 +368,16 @@ static int mig_grant(const char *cvd, char *prof, size_t len)
         qsort(sorted, nm, sizeof(sorted[0]), mig_cmp);
         if (idx >= nwhole && (size_t)(idx - nwhole) < nm &&
             json_is_string(json_object_get(sorted[idx - nwhole], "profile"))) {
-                snprintf(prof, len, "%s",
-                         json_string_value(json_object_get(sorted[idx - nwhole], "profile")));
-                r = 0;
+                json_t *m = sorted[idx - nwhole], *parent = NULL;
+                json_array_foreach(items, i,
+                                   v) if (json_integer_value(json_object_get(v, "index")) ==
+                                          json_integer_value(json_object_get(m, "gpu"))) parent = v;
+                snprintf(prof, plen, "%s", json_string_value(json_object_get(m, "profile")));
+                snprintf(uuid, ulen, "%s",
+                         json_is_string(json_object_get(parent, "uuid"))
+                             ? json_string_value(json_object_get(parent, "uuid"))
+                             : "");
+                r = 1;
         }
 out:
         json_decref(gpus);
@@ -466,20 +481,30 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                                 return 0;
                         }
                 }
+                char prof[64], uuid[96] = "";
+                /* the GPU Slurm counted the shards on (one GPU's shards per step) */
+                if (count_list(cvd) == 1 &&
+                    gres_grant(cvd, prof, sizeof(prof), uuid, sizeof(uuid)) == 0)
+                        json_object_set_new(req, "gpu_uuid", json_string(uuid));
                 json_object_set_new(req, "memory",
                                     json_integer((json_int_t)(g.has_memory ? g.memory : mem)));
                 json_object_set_new(req, "compute", json_integer(g.has_compute ? g.compute : pct));
                 if (g.has_limit)
                         json_object_set_new(req, "compute_limit", json_integer(g.compute_limit));
         } else {
-                char prof[64];
-                if (count_list(cvd) == 1 && mig_grant(cvd, prof, sizeof(prof)) == 0) {
+                char prof[64], uuid[96] = "";
+                int k = count_list(cvd) == 1
+                            ? gres_grant(cvd, prof, sizeof(prof), uuid, sizeof(uuid))
+                            : -ENOENT;
+                if (k == 1) { /* a MIG instance of that profile on the GPU Slurm chose */
                         json_object_set_new(req, "route", json_string("mig"));
                         json_object_set_new(req, "mig_profile", json_string(prof));
                 } else {
                         json_object_set_new(req, "route", json_string("whole"));
                         json_object_set_new(req, "gpus", json_integer(count_list(cvd)));
                 }
+                if (k >= 0 && uuid[0]) /* the GPU Slurm chose, not one kerfd picks */
+                        json_object_set_new(req, "gpu_uuid", json_string(uuid));
         }
         body = json_dumps(req, JSON_COMPACT);
         json_decref(req);

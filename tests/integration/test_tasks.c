@@ -196,6 +196,75 @@ static void test_preemption(void **st)
         json_decref(t);
 }
 
+/* gpu_uuid: a launcher (Slurm) names the one GPU; kerfd places the task there or keeps it
+ * waiting for it, never elsewhere; bad names and multi-GPU tasks are refused */
+static void test_gpu_pin(void **st)
+{
+        (void)st;
+        char body[512], path[64];
+        long s;
+        json_t *g = kd_call(&K, "GET", "/v1/gpus", NULL, NULL, &s, NULL);
+        json_t *items = json_object_get(g, "items"), *gi;
+        const char *uuid = NULL;
+        long long want = -1;
+        size_t i;
+        json_array_foreach(items, i, gi)
+        {
+                /* a GPU not in MIG mode, not the first one (the default placement's choice) */
+                if (json_integer_value(json_object_get(gi, "index")) > 0 &&
+                    strcmp(json_string_value(json_object_get(gi, "mode")), "mig") != 0) {
+                        uuid = json_string_value(json_object_get(gi, "uuid"));
+                        want = json_integer_value(json_object_get(gi, "index"));
+                }
+        }
+        assert_non_null(uuid);
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"bob\",\"route\":\"slice\",\"memory\":\"4GiB\","
+                 "\"gpu_uuid\":\"%s\",\"command\":[\"/bin/sleep\",\"30\"]}",
+                 uuid);
+        unsigned long long a = kd_submit(&K, body, NULL);
+        json_t *t = kd_wait_task(&K, a, "running", 10000);
+        assert_non_null(t);
+        json_t *u0 = json_array_get(json_object_get(t, "units"), 0);
+        assert_int_equal(json_integer_value(json_object_get(u0, "gpu")), want);
+        assert_string_equal(json_string_value(json_object_get(u0, "gpu_uuid")), uuid);
+        json_decref(t);
+        /* a whole GPU on that (shared) GPU waits for it, though other GPUs are free */
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"bob\",\"route\":\"whole\",\"gpu_uuid\":\"%s\","
+                 "\"command\":[\"/bin/sleep\",\"30\"]}",
+                 uuid);
+        unsigned long long b = kd_submit(&K, body, NULL);
+        kd_sleep_ms(300);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", b);
+        t = kd_call(&K, "GET", path, NULL, NULL, &s, NULL);
+        assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
+        json_decref(t);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", a);
+        json_decref(kd_call(&K, "POST", path, "{\"grace_s\":1}", NULL, &s, NULL));
+        t = kd_wait_task(&K, b, "running", 10000); /* then it runs there */
+        assert_non_null(t);
+        u0 = json_array_get(json_object_get(t, "units"), 0);
+        assert_int_equal(json_integer_value(json_object_get(u0, "gpu")), want);
+        json_decref(t);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", b);
+        json_decref(kd_call(&K, "POST", path, "{\"grace_s\":1}", NULL, &s, NULL));
+        json_decref(kd_wait_task(&K, b, "cancelled", 10000));
+        /* refused: an unknown UUID; a named GPU with gpus 2 */
+        json_decref(
+            kd_call(&K, "POST", "/v1/tasks",
+                    "{\"tenant\":\"bob\",\"gpu_uuid\":\"GPU-nope\",\"command\":[\"/bin/true\"]}",
+                    NULL, &s, NULL));
+        assert_int_equal(s, 400);
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"bob\",\"route\":\"whole\",\"gpus\":2,\"gpu_uuid\":\"%s\","
+                 "\"command\":[\"/bin/true\"]}",
+                 uuid);
+        json_decref(kd_call(&K, "POST", "/v1/tasks", body, NULL, &s, NULL));
+        assert_int_equal(s, 400);
+        json_decref(g);
+}
+
 static void test_metrics_promtool(void **st)
 {
         unsigned long long id =
@@ -238,6 +307,7 @@ int main(void)
             cmocka_unit_test(test_exit_reclaimed), cmocka_unit_test(test_failure),
             cmocka_unit_test(test_cancel),         cmocka_unit_test(test_timeout_and_idle),
             cmocka_unit_test(test_preemption),     cmocka_unit_test(test_metrics_promtool),
+            cmocka_unit_test(test_gpu_pin),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -176,6 +176,8 @@ check "shard:2 -> KERF_UNIT_KIND=slice" grep -q "KIND=slice" <<<"$out"
 kt=$(echo "$out" | sed -n 's/^KT=\([0-9]*\).*/\1/p')
 task=$(api n1 /v1/tasks/$kt)
 check "n1 kerfd task $kt ended succeeded at step exit (detach)" [ "$(json 'd["state"]+"/"+d["end_reason"]' <<<"$task")" = succeeded/exit ]
+check "shard:2 -> the slice is on the GPU Slurm counted the shards on (gpu_uuid in the attach)" \
+  grep -q '^GPU-' <<<"$(json 'd["request"].get("gpu_uuid","")' <<<"$task")"
 check "task $kt request carries external slurm job and user" \
   [ "$(json 'd["request"]["external"]["system"]+":"+d["request"]["external"]["user"]' <<<"$task")" = slurm:root ]
 api n1 '/v1/audit?limit=1000' | grep -q "slurm job=$(json 'd["request"]["external"]["job"]' <<<"$task") step=0 user=root" \
@@ -203,8 +205,12 @@ check "--gpu-compute without a GPU gres fails the task (rc $rc) saying so" \
 out=$(srun -w n1 --gres=gpu:1g.18gb:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5m)
 check "gpu:1g.18gb:1 -> a MIG instance by UUID ($(echo $out))" grep -q "^MIG-.* mig$" <<<"$(echo $out)"
 # ---- a whole GPU
-out=$(srun -w n1 --gres=gpu:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5)
-check "gpu:1 -> a whole GPU by UUID ($(echo $out))" grep -q "^GPU-.* whole$" <<<"$(echo $out)"
+out=$(srun -w n1 --gres=gpu:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND KERF_TASK_ID 2>$B/e5)
+check "gpu:1 -> a whole GPU by UUID ($(echo $out))" grep -q "^GPU-.* whole [0-9]*$" <<<"$(echo $out)"
+# the GPU Slurm chose (its index in gres.conf) is the one kerfd placed the task on
+pin=$(api n1 /v1/tasks/$(echo $out | awk '{print $3}') | json 'd["request"].get("gpu_uuid","")')
+check "gpu:1 -> kerfd was told Slurm's GPU and placed the task there ($pin)" \
+  [ "$pin" = "$(echo $out | awk '{print $1}')" ]
 
 # ---- -N2 spans nodes: each node's kerfd holds its task
 out=$(srun -N2 --gres=gpu:1 bash -c 'echo $SLURMD_NODENAME $KERF_TASK_ID $KERF_UNIT_KIND' 2>$B/e6 | sort)
