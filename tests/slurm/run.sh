@@ -29,7 +29,7 @@ cleanup() {
   # slurmstepd of this cluster only: their environment names our slurm.conf
   for e in /proc/[0-9]*/environ; do
     p=${e#/proc/}; p=${p%/environ}
-    tr '\0' '\n' < "$e" 2>/dev/null | grep -qx "SLURM_CONF=$B/etc/slurm.conf" && kill -9 "$p" 2>/dev/null
+    tr '\0' '\n' 2>/dev/null <"$e" | grep -qx "SLURM_CONF=$B/etc/slurm.conf" && kill -9 "$p" 2>/dev/null
   done
   if [ $FAILS -ne 0 ]; then
     echo "--- logs kept in $B/log"; tail -n 30 "$B"/log/*.log "$B"/n*/kerfd.log 2>/dev/null | tail -n 150
