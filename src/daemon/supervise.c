@@ -130,11 +130,18 @@ int main(int argc, char **argv)
         m.end_wall_ms = st.end_wall_ms;
         bool told = report(fd, &m);
         close(fd);
-        /* Without a kerfd to tell, the file is the only record: keep trying (a full disk). */
-        while (r < 0 && !told) {
+        /* Without a kerfd to tell, the file is the only record: keep trying (a full disk) —
+         * unless its directory is gone (kerfd's state removed): nobody can read a record any
+         * more, and a supervisor must not linger for ever. */
+        while (r < 0 && !told && r != -ENOENT && r != -ENOTDIR) {
                 sleep_ms(RETRY_MS);
                 r = kerf__exec_status_write(argv[3], &st, true);
         }
+        if (r == -ENOENT || r == -ENOTDIR)
+                fprintf(stderr,
+                        "kerf-supervise: task %s: %s is gone, its end (wait status %d) "
+                        "cannot be recorded\n",
+                        argv[1], argv[3], status);
         /* Leftovers of the task were re-parented to us: reap them while its process group
          * lasts (kerfd stops them after its grace period); never outlive the group. */
         for (;;) {

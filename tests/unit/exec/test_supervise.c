@@ -334,6 +334,43 @@ static void test_supervisor_never_outlives(void **state)
         kill(gone, SIGKILL); /* the escaped child is not the executor's (no fence here) */
 }
 
+/* "kerfd" is killed and its state (the run dir) removed while the task runs: when the task
+ * ends, its supervisor cannot write the record anywhere and must not wait for ever. */
+static void test_state_removed(void **state)
+{
+        struct fx *f = *state;
+        char run[600], cmd[700];
+        int fds[2];
+        kerf_exec_proc p;
+
+        snprintf(run, sizeof(run), "%s/gone", f->dir);
+        assert_int_equal(mkdir(run, 0700), 0);
+        assert_int_equal(pipe(fds), 0);
+        pid_t kd = fork();
+        assert_true(kd >= 0);
+        if (kd == 0) {
+                kerf_exec_config cfg = {
+                    .log_dir = run, .run_dir = run, .supervisor = KERF_SUPERVISE_BIN};
+                kerf_exec *ex;
+                close(fds[0]);
+                if (kerf_exec_new(&cfg, &ex) < 0 || start_sh(ex, 70, "sleep 0.5", &p) < 0)
+                        _exit(1);
+                if (write(fds[1], &p, sizeof(p)) != (ssize_t)sizeof(p))
+                        _exit(2);
+                for (;;)
+                        pause();
+        }
+        close(fds[1]);
+        assert_int_equal(read(fds[0], &p, sizeof(p)), (ssize_t)sizeof(p));
+        close(fds[0]);
+        kill(kd, SIGKILL);
+        assert_int_equal(waitpid(kd, NULL, 0), kd);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run);
+        assert_int_equal(system(cmd), 0);
+        /* the task ends after 0.5 s; the supervisor then gives up at once (wait_gone: 3 s) */
+        wait_gone(p.supervisor, p.sup_starttime, f->ex);
+}
+
 /* No record and no process: nothing to adopt (the daemon records "status unknown"). */
 static void test_gone_without_record(void **state)
 {
@@ -424,6 +461,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_adopt_live, setup, teardown),
             cmocka_unit_test_setup_teardown(test_adopt_early, setup, teardown),
             cmocka_unit_test_setup_teardown(test_supervisor_never_outlives, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_state_removed, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gone_without_record, setup, teardown),
             cmocka_unit_test_setup_teardown(test_supervisor_missing, setup, teardown),
             cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
