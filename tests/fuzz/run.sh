@@ -24,7 +24,7 @@ if ! "$cc" -fsanitize=fuzzer "$probe/p.c" -o "$probe/p" 2>/dev/null; then
 	echo "fuzz: skipped: $cc has no libFuzzer runtime (install libclang-rt-14-dev)"
 	exit 0
 fi
-areas="src/common;src/slicectl;src/core;src/sched;src/sim;src/backend;src/store;src/daemon;tests/fuzz"
+areas="src/common;src/slicectl;src/core;src/sched;src/sim;src/backend;src/store;src/cdi;src/daemon;tests/fuzz"
 if [ ! -f "$build/CMakeCache.txt" ]; then
 	CC=$cc cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERF_FUZZ=ON \
 		"-DKERF_AREAS=$areas" \
