@@ -15,12 +15,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static kerfd_node node;
+/* The node's GPUs, for "gpu_uuid" (kerfd always has a fleet; a NULL one is not a state it has) */
+static kerf_node_desc fleet_nodes[1] = {{.name = "n0", .first_gpu = 0, .n_gpus = 2}};
+static kerf_gpu_desc fleet_gpus[2] = {
+    {.uuid = "GPU-00000000-0000-0000-0000-000000000000", .index = 0, .numa = -1},
+    {.uuid = "GPU-00000000-0000-0000-0000-000000000001", .index = 1, .numa = -1},
+};
+static kerf_fleet fleet = {.nodes = fleet_nodes, .n_nodes = 1, .gpus = fleet_gpus, .n_gpus = 2};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
         (void)argc;
         (void)argv;
         kerfd_config_defaults(&node.cfg);
+        node.fleet = &fleet;
         node.n_tenants = 2;
         for (unsigned i = 0; i < node.n_tenants; i++) {
                 kerfd_tenant_cfg *c = &node.tenants[i].cfg;
