@@ -71,5 +71,15 @@ poc: build
 	$(BUILD)/bin/kerf poc run --quick --spawn --out $$out; rc=$$?; \
 	echo "evidence: $$out/report.html ($(BUILD)/bin/kerf poc verify $$out re-checks it)"; exit $$rc
 
+# install: cmake --install (PREFIX, default /usr/local; DESTDIR honoured). deb: the Debian package
+# (scripts/mkdeb.sh, docs/INSTALL.md) in $(BUILD)/.
+PREFIX  ?= /usr/local
+.PHONY: install deb
+install: build
+	@$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	@scripts/mkdeb.sh $(BUILD)
+
 clean:
 	rm -rf $(BUILD) $(ASAN) $(TSAN)

@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang-format clang libclang-rt-14-dev
       libcmocka-dev libjansson-dev libyaml-dev libsqlite3-dev libsodium-dev libmicrohttpd-dev
-      libcurl4-openssl-dev linux-libc-dev prometheus chromium
+      libcurl4-openssl-dev linux-libc-dev prometheus chromium help2man
       libarchive-dev podman runc busybox-static
       slurmctld slurmd slurm-client munge libslurm-dev)
 missing=()

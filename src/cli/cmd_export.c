@@ -337,8 +337,8 @@ static int build(xp *x, const char **poc, int n_poc)
                 struct tm tm;
                 strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
                 man = json_pack("{s:s, s:i, s:s, s:O, s:I, s:s, s:s, s:s, s:O}", "kind",
-                                "kerf-export", "version", 1, "kerf_client", KERF_CLI_VERSION,
-                                "kerfd", ver, "created_ms", (json_int_t)x->now_ms, "created", when,
+                                "kerf-export", "version", 1, "kerf_client", KERF_VERSION, "kerfd",
+                                ver, "created_ms", (json_int_t)x->now_ms, "created", when,
                                 "metrics_history", METRICS_NOTE, "audit_verify",
                                 "kerf audit verify --in audit/audit.jsonl --against "
                                 "audit/checkpoint.json --key <kerfd's audit.pub, kept apart>",

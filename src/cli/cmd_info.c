@@ -618,12 +618,12 @@ int cli_version(cli *c, int argc, char **argv)
                 }
         }
         if (c->json) {
-                json_t *o = json_pack("{s:s,s:O?,s:O?}", "client", KERF_CLI_VERSION, "server", j,
+                json_t *o = json_pack("{s:s,s:O?,s:O?}", "client", KERF_VERSION, "server", j,
                                       "whoami", who);
                 cli_print_json(o);
                 json_decref(o);
         } else {
-                printf("kerf client %s\n", KERF_CLI_VERSION);
+                printf("kerf client %s\n", KERF_VERSION);
                 if (!ex)
                         printf("kerfd %s (API %s), driver %s, CUDA %s%s\n", cli_str(j, "kerf"),
                                cli_num(j, "api"), cli_str(j, "driver"), cli_str(j, "cuda"),

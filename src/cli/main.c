@@ -47,6 +47,9 @@ int main(int argc, char **argv)
                 } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
                         cli_usage(stdout, NULL);
                         return 0;
+                } else if (!strcmp(a, "--version")) {
+                        printf("kerf %s\n", KERF_VERSION);
+                        return 0;
                 } else {
                         cli_err("unknown global flag '%s' (see kerf --help)", a);
                         return KERF_EXIT_USAGE;

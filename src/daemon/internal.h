@@ -18,7 +18,7 @@
 #include "kerf/store.h"
 #include "u64map.h"
 
-#define KERFD_VERSION "0.1.0"
+#define KERFD_VERSION KERF_VERSION /* the project version (CMakeLists.txt) */
 
 /* ---- logging (stderr, one line per event, with a level) ---------------------------------- */
 void kerfd_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -409,6 +409,11 @@ void kerfd__node_devs(kerfd_node *n);
  * <state_dir>/lib (0755, files 0644) and writes that dir to out; < 0 (logged, out unchanged)
  * when it cannot. The programs tasks run (kerf-load) are copied from `bin_dir` (NULL: none)
  * with mode 0755 when they exist there; one missing or not copied is logged, not an error. */
+/* Where kerfd's own libraries are (the shim; the simulated libcuda and NVML): the installed
+ * layout's private dir <bin>/../lib/kerf when it holds libkerf-cuda.so (never a directory the
+ * loader searches: the simulated NVIDIA libraries must not shadow a real driver's), else the
+ * build tree's <bin>/../lib. Writes the path to `out`. */
+void kerfd__install_lib_dir(const char *bin_dir, char *out, size_t size);
 int kerfd__stage_libs(const char *from, const char *bin_dir, const char *state_dir, char *out,
                       size_t outlen);
 

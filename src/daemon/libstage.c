@@ -17,6 +17,16 @@ static const char *const staged[] = {"libkerf-cuda.so", "libcuda.so.1", "libnvid
 /* programs next to kerfd's binary that tasks run (docs/POC.md): staged 0755 */
 static const char *const staged_bin[] = {"kerf-load"};
 
+void kerfd__install_lib_dir(const char *bin_dir, char *out, size_t size)
+{
+        char probe[4200];
+        snprintf(probe, sizeof(probe), "%s/../lib/kerf/libkerf-cuda.so", bin_dir);
+        if (access(probe, F_OK) == 0)
+                snprintf(out, size, "%s/../lib/kerf", bin_dir);
+        else
+                snprintf(out, size, "%s/../lib", bin_dir);
+}
+
 /* Copies from/name to dir/name with `mode` (a temp file renamed over the old copy). 0 when
  * copied, 1 when from/name does not exist (an old copy is removed), < 0 on an error. */
 static int copy_one(const char *from, const char *dir, const char *name, mode_t mode)

@@ -64,6 +64,7 @@ int main(int argc, char **argv)
                                              {"simulated", no_argument, NULL, 'S'},
                                              {"check-config", no_argument, NULL, 'C'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
         static kerfd_config cfg;
         const char *config = NULL, *sock = NULL, *state = NULL, *fleet = NULL;
@@ -94,6 +95,9 @@ int main(int argc, char **argv)
                         break;
                 case 'h':
                         usage(stdout);
+                        return 0;
+                case 'V':
+                        printf("kerfd %s\n", KERFD_VERSION);
                         return 0;
                 default:
                         usage(stderr);

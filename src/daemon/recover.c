@@ -119,7 +119,7 @@ static void versions(kerfd_node *n)
 int kerfd__open_backend(kerfd_node *n)
 {
         kerf_backend_options o;
-        char err[512] = "", lib[4352], *text = NULL;
+        char err[512] = "", lib[4400], path[4352], *text = NULL;
         size_t len = 0;
         int r;
 
@@ -169,7 +169,8 @@ int kerfd__open_backend(kerfd_node *n)
         /* every task's uid may open it, through the simulated device group (simgroup.c) */
         (void)kerfd__sim_share(n);
         setenv(KERF_SIM_ENV, n->sim_dir, 1);
-        snprintf(lib, sizeof(lib), "%s/../lib/libnvidia-ml.so.1", n->exe_dir);
+        kerfd__install_lib_dir(n->exe_dir, path, sizeof(path));
+        snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", path);
         o.library = lib;
         r = kerf_backend_open(kerf_backend_nvml_ops(), &o, &n->backend, err, sizeof(err));
         if (r < 0) {
@@ -599,7 +600,7 @@ int kerfd__recover(kerfd_node *n)
         mkdir(path, 0755);
         snprintf(n->region_dir, sizeof(n->region_dir), "%s/slices", n->cfg.state_dir);
         mkdir(n->region_dir, 0711);
-        snprintf(n->lib_dir, sizeof(n->lib_dir), "%s/../lib", n->exe_dir);
+        kerfd__install_lib_dir(n->exe_dir, n->lib_dir, sizeof(n->lib_dir));
         if (!realpath(n->lib_dir, path))
                 snprintf(path, sizeof(path), "%s", n->lib_dir);
         snprintf(n->lib_dir, sizeof(n->lib_dir), "%s", path);

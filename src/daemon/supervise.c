@@ -78,6 +78,10 @@ int main(int argc, char **argv)
         kerf__exec_msg m;
         int fd, status = 0;
 
+        if (argc == 2 && !strcmp(argv[1], "--version")) {
+                printf("kerf-supervise %s\n", KERF_VERSION);
+                return 0;
+        }
         if (argc != 5 || !parse_num(argv[1], &id) || !parse_num(argv[2], &leader) ||
             !parse_num(argv[4], &fd_arg) || leader < 2 || fd_arg < 3 || fd_arg > 1 << 20) {
                 fprintf(stderr, "kerf-supervise: started by kerfd only (TASK_ID PID STATUS FD)\n");

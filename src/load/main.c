@@ -13,6 +13,10 @@
 int main(int argc, char **argv)
 {
         (void)kl_t_ms(); /* t = 0 */
+        if (argc == 2 && !strcmp(argv[1], "--version")) {
+                printf("kerf-load %s\n", KERF_VERSION);
+                return 0;
+        }
         if (argc == 2 && !strcmp(argv[1], "--print-ptx")) {
                 fputs(kl_spin_ptx(), stdout);
                 return 0;

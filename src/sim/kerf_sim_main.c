@@ -334,6 +334,8 @@ int main(int argc, char **argv)
         const char *cmd = argv[1];
         if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
                 return fputs(usage, stdout), 0;
+        if (!strcmp(cmd, "--version"))
+                return printf("kerf-sim %s\n", KERF_VERSION), 0;
         bool sub = !strcmp(cmd, "inject") || !strcmp(cmd, "mig");
         const char *what = sub && argc > 2 && argv[2][0] != '-' ? argv[2] : NULL;
         if ((rc = parse_opts(argc, argv, what ? 3 : 2, &o)))
