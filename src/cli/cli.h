@@ -46,6 +46,7 @@ typedef struct cli_table cli_table;
 cli_table *cli_table_new(const char *const *headers, int ncols);
 void cli_table_add(cli_table *t, ...); /* ncols const char * cells */
 void cli_table_print(cli_table *t, FILE *f);
+void cli_table_print_rows(cli_table *t, FILE *f); /* the same, without the header line */
 void cli_table_free(cli_table *t);
 /* Formatting helpers: return a pointer into a static rotating buffer. */
 /* A string from kerfd made safe for a terminal: control characters (C0, DEL, C1) as \xNN
@@ -99,6 +100,8 @@ int cli_top(cli *c, int argc, char **argv);
  * *ret (ms since the epoch); -EINVAL / -ERANGE otherwise. */
 int cli_cost(cli *c, int argc, char **argv);
 int cli_parse_time(const char *s, int64_t now_ms, int64_t *ret);
+/* cmd_history.c: kerf history (ended tasks, sacct-like; docs/CLI.md) */
+int cli_history(cli *c, int argc, char **argv);
 /* cmd_export.c: kerf export --out FILE [--poc DIR]... (admin) */
 int cli_export(cli *c, int argc, char **argv);
 int cli_version(cli *c, int argc, char **argv);

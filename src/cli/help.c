@@ -80,6 +80,16 @@ static const struct {
      "private simulated kerfd with --spawn; writes the evidence to DIR (default\n"
      "./kerf-poc-<UTC time>). Exit 1 when any test FAILs. verify re-checks a report.\n"
      "See docs/POC.md.\n"},
+    {"history",
+     "usage: kerf history [--since TIME] [--until TIME] [--tenant T] [--queue Q]\n"
+     "                    [--state succeeded,failed,cancelled] [--route R] [--limit N]\n"
+     "                    [-o table|csv|json] [--json] [--no-headers]\n"
+     "Ended tasks, oldest end first (as sacct): state, end reason, exit code (sigN when\n"
+     "killed), route, submit time, queue wait and elapsed time ([D-]HH:MM:SS), and the\n"
+     "GPU-hours its runs were granted and used (- when a run was not measured), with a\n"
+     "total per route. Default period: tasks that ended in the last 7 days. TIME: ISO 8601\n"
+     "UTC (2026-12-01, 2026-12-01T15:00Z), 'now', or back from now (90m 24h 7d 2w).\n"
+     "--limit: at most N rows (default 1000). A tenant sees its own tasks only.\n"},
     {"cost",
      "usage: kerf cost [--since TIME] [--until TIME] [--by tenant,route,unit_kind] [--json]\n"
      "GPU-hours granted and used per tenant, route (software | hardware | whole) and\n"
@@ -121,7 +131,7 @@ static const struct {
 static const char general[] =
     "usage: kerf [--socket PATH | --url http://127.0.0.1:PORT] [--token T] [--json] COMMAND\n"
     "\n"
-    "Tasks:   submit run ls show cancel suspend resume logs explain\n"
+    "Tasks:   submit run ls show cancel suspend resume logs explain history\n"
     "Fleet:   gpus units queue top\n"
     "Admin:   tenants tenant quota audit cost export version\n"
     "Cluster: slurm gres-conf|node-conf, cluster gpus|units|top|audit (docs/CLUSTER.md)\n"

@@ -222,7 +222,19 @@ void cli_table_add(cli_table *t, ...)
         va_end(ap);
 }
 
+static void table_print(cli_table *t, FILE *f, bool no_headers);
+
 void cli_table_print(cli_table *t, FILE *f)
+{
+        table_print(t, f, false);
+}
+
+void cli_table_print_rows(cli_table *t, FILE *f)
+{
+        table_print(t, f, true);
+}
+
+static void table_print(cli_table *t, FILE *f, bool no_headers)
 {
         size_t w[32] = {0};
         for (size_t i = 0; i < t->n; i++) {
@@ -230,7 +242,7 @@ void cli_table_print(cli_table *t, FILE *f)
                 if (l > w[i % (size_t)t->ncols])
                         w[i % (size_t)t->ncols] = l;
         }
-        for (size_t i = 0; i < t->n; i++) {
+        for (size_t i = no_headers ? (size_t)t->ncols : 0; i < t->n; i++) {
                 size_t col = i % (size_t)t->ncols;
                 bool last = col == (size_t)t->ncols - 1;
                 const char *cell = t->cells[i] ? t->cells[i] : "";

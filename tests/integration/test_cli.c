@@ -641,6 +641,98 @@ static void test_slice_verbs(void **st)
         out_fini(&o);
 }
 
+/* kerf history: ended tasks with state, exit, times and GPU-hours; filters; CSV and JSON */
+static json_t *hist_item(const json_t *items, unsigned long long id)
+{
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it) if ((unsigned long long)json_integer_value(
+                                                 json_object_get(it, "id")) == id) return it;
+        return NULL;
+}
+
+static void test_history(void **st)
+{
+        char ids[3][32];
+        unsigned long long ok = submit_json("alice", "exit 0");
+        unsigned long long bad = submit_json("alice", "exit 3");
+        unsigned long long gone = submit_json("alice", "sleep 60");
+        snprintf(ids[0], 32, "%llu", ok);
+        snprintf(ids[1], 32, "%llu", bad);
+        snprintf(ids[2], 32, "%llu", gone);
+        json_t *t = kd_wait_task(&K, gone, "running", 15000);
+        assert_non_null(t);
+        json_decref(t);
+        out o = kerf("cancel", ids[2]);
+        assert_ok(&o);
+        out_fini(&o);
+        for (int i = 0; i < 3; i++) {
+                t = kd_wait_task(&K, i == 0 ? ok : i == 1 ? bad : gone, NULL, 15000);
+                assert_non_null(t);
+                json_decref(t);
+        }
+
+        o = kerf("history", "--json");
+        assert_ok(&o);
+        assert_non_null(o.js);
+        json_t *items = json_object_get(o.js, "items");
+        json_t *a = hist_item(items, ok), *b = hist_item(items, bad), *c = hist_item(items, gone);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(c);
+        assert_string_equal(json_string_value(json_object_get(a, "state")), "succeeded");
+        assert_string_equal(json_string_value(json_object_get(b, "state")), "failed");
+        assert_int_equal(json_integer_value(json_object_get(b, "exit_code")), 3);
+        assert_string_equal(json_string_value(json_object_get(c, "state")), "cancelled");
+        /* the cancelled task ran: a run, elapsed time and granted GPU-hours */
+        assert_true(json_integer_value(json_object_get(c, "runs")) >= 1);
+        assert_true(json_integer_value(json_object_get(c, "elapsed_ms")) >= 0);
+        assert_true(json_integer_value(json_object_get(c, "ended_ms")) >=
+                    json_integer_value(json_object_get(c, "submitted_ms")));
+        assert_true(json_real_value(json_object_get(c, "granted_gpu_hours")) > 0);
+        assert_non_null(json_object_get(o.js, "totals_by_route"));
+        out_fini(&o);
+
+        /* --state filters; CSV has a header and the exit code */
+        o = kerf("history", "--state", "failed", "-o", "csv");
+        assert_ok(&o);
+        assert_true(strncmp(o.out, "ID,NAME,TENANT,QUEUE,STATE,END,EXIT,", 36) == 0);
+        assert_non_null(strstr(o.out, ",failed,"));
+        assert_null(strstr(o.out, ",succeeded,"));
+        assert_null(strstr(o.out, ",cancelled,"));
+        out_fini(&o);
+        o = kerf("history", "--state", "succeeded", "--no-headers");
+        assert_ok(&o);
+        assert_null(strstr(o.out, "TENANT"));
+        assert_non_null(strstr(o.out, "succeeded"));
+        assert_non_null(strstr(o.out, "total "));
+        out_fini(&o);
+        /* a period before any task: nothing */
+        o = kerf("history", "--since", "2020-01-01", "--until", "2020-01-02", "--json");
+        assert_ok(&o);
+        assert_int_equal(json_array_size(json_object_get(o.js, "items")), 0);
+        out_fini(&o);
+        /* bob's token sees none of alice's tasks */
+        o = kerf_tok(kd_token(&K, "bob"), "history", "--json");
+        assert_ok(&o);
+        assert_null(hist_item(json_object_get(o.js, "items"), ok));
+        out_fini(&o);
+        /* bad command lines: one clear error, exit 2 */
+        o = kerf("history", "--state", "running");
+        assert_one_error(&o, 2);
+        assert_non_null(strstr(o.err, "succeeded, failed or cancelled"));
+        out_fini(&o);
+        o = kerf("history", "--since", "1h", "--until", "2h");
+        assert_one_error(&o, 2);
+        out_fini(&o);
+        o = kerf("history", "-o", "yaml");
+        assert_one_error(&o, 2);
+        out_fini(&o);
+        o = kerf("history", "--since", "yesterday");
+        assert_one_error(&o, 2);
+        out_fini(&o);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -648,6 +740,7 @@ int main(void)
             cmocka_unit_test(test_submit_show_ls),
             cmocka_unit_test(test_run_logs),
             cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_history),
             cmocka_unit_test(test_slice_verbs),
             cmocka_unit_test(test_node_views),
             cmocka_unit_test(test_tenants_quota),
