@@ -66,6 +66,14 @@ bool cli_parse_id(const char *s, unsigned long long *ret);
 /* Removes every `flag` (or `alias`, may be NULL) before a "--" from argv, setting *ret_seen when
  * one was there. Returns the new argc; argv stays NULL-terminated. */
 int cli_take_flag(int argc, char **argv, const char *flag, const char *alias, bool *ret_seen);
+/* clicfg.c: the client configuration file ($KERF_CONFIG, else ~/.config/kerf/config.yaml;
+ * docs/CLI.md "Client configuration") fills what flags and the environment left unset: socket,
+ * url, token (from token_file), node (*node when NULL), output json. 0, or an exit code after
+ * one error line naming file:line:key. */
+int cli_config_load(kerf_client_opts *o, bool *json, const char **node);
+/* The candidate a mistyped `word` most likely meant (a few edits away, or word a prefix of
+ * it), or NULL: for "did you mean". */
+const char *cli_nearest(const char *word, const char *const *cands, size_t n);
 /* --help text for every verb and the exit codes. */
 void cli_usage(FILE *f, const char *verb);
 /* True if argv has -h/--help; prints the verb's help to stdout. */

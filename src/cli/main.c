@@ -26,24 +26,37 @@ int main(int argc, char **argv)
         cli c = {.prog = "kerf"};
         kerf_client_opts o = {0};
         int i = 1;
+        const char *node = NULL;
         for (; i < argc && argv[i][0] == '-'; i++) {
-                const char *a = argv[i];
+                static const char *const gflags[] = {"--socket", "--url",  "--token",  "--node",
+                                                     "--json",   "--help", "--version"};
+                char *a = argv[i], *val = NULL, *eq = strchr(a, '=');
+                if (eq && !strncmp(a, "--", 2)) { /* --flag=value as well as --flag value */
+                        *eq = '\0';
+                        val = eq + 1;
+                }
+                bool takes = !strcmp(a, "--socket") || !strcmp(a, "--url") ||
+                             !strcmp(a, "--token") || !strcmp(a, "--node");
+                if (takes && !val) {
+                        if (i + 1 >= argc) {
+                                cli_err("%s needs a value (see kerf --help)", a);
+                                return KERF_EXIT_USAGE;
+                        }
+                        val = argv[++i];
+                } else if (!takes && val) {
+                        cli_err("%s takes no value (see kerf --help)", a);
+                        return KERF_EXIT_USAGE;
+                }
                 if (!strcmp(a, "--json")) {
                         c.json = true;
-                } else if ((!strcmp(a, "--socket") || !strcmp(a, "--url") ||
-                            !strcmp(a, "--token")) &&
-                           i + 1 < argc) {
-                        const char *v = argv[++i];
-                        if (!strcmp(a, "--socket"))
-                                o.socket = v;
-                        else if (!strcmp(a, "--url"))
-                                o.url = v;
-                        else
-                                o.token = v;
-                } else if (!strcmp(a, "--node") && i + 1 < argc) {
-                        int ex = cli_cluster_node(argv[++i], &o); /* the nodes file's entry */
-                        if (ex)
-                                return ex;
+                } else if (!strcmp(a, "--socket")) {
+                        o.socket = val;
+                } else if (!strcmp(a, "--url")) {
+                        o.url = val;
+                } else if (!strcmp(a, "--token")) {
+                        o.token = val;
+                } else if (!strcmp(a, "--node")) {
+                        node = val;
                 } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
                         cli_usage(stdout, NULL);
                         return 0;
@@ -51,7 +64,9 @@ int main(int argc, char **argv)
                         printf("kerf %s\n", KERF_VERSION);
                         return 0;
                 } else {
-                        cli_err("unknown global flag '%s' (see kerf --help)", a);
+                        const char *near = cli_nearest(a, gflags, 7);
+                        cli_err("unknown global flag '%s'%s%s%s (see kerf --help)", a,
+                                near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
                         return KERF_EXIT_USAGE;
                 }
         }
@@ -63,6 +78,20 @@ int main(int argc, char **argv)
         if (!strcmp(verb, "help")) {
                 cli_usage(stdout, i + 1 < argc ? argv[i + 1] : NULL);
                 return 0;
+        }
+        if (strcmp(verb, "replay")) { /* the client configuration file; flags and env win */
+                int ex = cli_config_load(&o, &c.json, &node);
+                if (ex)
+                        return ex;
+        }
+        if (node && (o.socket || o.url)) {
+                cli_err("give one of --socket, --url and --node");
+                return KERF_EXIT_USAGE;
+        }
+        if (node) {
+                int ex = cli_cluster_node(node, &o); /* the nodes file's entry */
+                if (ex)
+                        return ex;
         }
         if (!strcmp(verb, "cluster")) /* one client per node of the nodes file */
                 return cli_cluster(argc - i, argv + i, c.json);
@@ -91,6 +120,11 @@ int main(int argc, char **argv)
                 kerf_client_free(c.client);
                 return ex;
         }
-        cli_err("unknown command '%s' (see kerf --help)", verb);
+        const char *names[sizeof(verbs) / sizeof(verbs[0]) + 3] = {"help", "cluster", "poc"};
+        for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
+                names[v + 3] = verbs[v].name;
+        const char *near = cli_nearest(verb, names, sizeof(names) / sizeof(names[0]));
+        cli_err("unknown command '%s'%s%s%s (see kerf --help)", verb,
+                near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return KERF_EXIT_USAGE;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,8 +69,10 @@ static out run_sock(const char *sock, const char *token, ...)
         int st = 0;
 
         argv[n++] = "kerf";
-        argv[n++] = "--socket";
-        argv[n++] = (char *)(sock ? sock : K.sock);
+        if (!sock || strcmp(sock, "-")) { /* "-": no --socket (the client config file's) */
+                argv[n++] = "--socket";
+                argv[n++] = (char *)(sock ? sock : K.sock);
+        }
         if (token) {
                 argv[n++] = "--token";
                 argv[n++] = (char *)token;
@@ -104,7 +107,7 @@ static out run_sock(const char *sock, const char *token, ...)
                 if (waited >= 60000) {
                         kill(p, SIGKILL);
                         waitpid(p, NULL, 0);
-                        fail_msg("kerf %s did not finish within 60 s", argv[3]);
+                        fail_msg("kerf %s did not finish within 60 s", argv[1]);
                 }
                 kd_sleep_ms(10);
         }
@@ -733,6 +736,86 @@ static void test_history(void **st)
         out_fini(&o);
 }
 
+/* The client configuration file ($KERF_CONFIG): endpoint, token_file, output; its mistakes
+ * named by file:line:key; "did you mean" for mistyped commands and flags; --flag=value. */
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_client_config(void **st)
+{
+        char cfg[400], tokf[400], text[1200];
+        snprintf(cfg, sizeof(cfg), "%s/kerf-client.yaml", K.dir);
+        snprintf(tokf, sizeof(tokf), "%s/bob.token", K.dir);
+        setenv("KERF_CONFIG", cfg, 1);
+
+        snprintf(text, sizeof(text), "socket: %s\noutput: json\n", K.sock);
+        write_file(cfg, text, 0644);
+        out o = run_sock("-", NULL, "ls", (char *)NULL);
+        assert_ok(&o);
+        assert_non_null(o.js); /* output: json */
+        assert_non_null(json_object_get(o.js, "items"));
+        out_fini(&o);
+
+        /* token_file: bob's token; group/other-readable is refused */
+        snprintf(text, sizeof(text), "%s\n", kd_token(&K, "bob"));
+        write_file(tokf, text, 0644);
+        snprintf(text, sizeof(text), "socket: %s\noutput: json\ntoken_file: %s\n", K.sock, tokf);
+        write_file(cfg, text, 0644);
+        o = run_sock("-", NULL, "tenants", (char *)NULL);
+        assert_one_error(&o, 2);
+        assert_non_null(strstr(o.err, ":3: token_file:"));
+        assert_non_null(strstr(o.err, "0600"));
+        out_fini(&o);
+        assert_int_equal(chmod(tokf, 0600), 0);
+        o = run_sock("-", NULL, "tenants", (char *)NULL);
+        assert_ok(&o);
+        assert_non_null(o.js);
+        assert_int_equal(json_array_size(json_object_get(o.js, "items")), 1); /* bob sees bob */
+        out_fini(&o);
+
+        /* mistakes in the file: file:line:key and a suggestion */
+        snprintf(text, sizeof(text), "socket: %s\nsockte: /x\n", K.sock);
+        write_file(cfg, text, 0644);
+        o = run_sock("-", NULL, "ls", (char *)NULL);
+        assert_one_error(&o, 2);
+        assert_non_null(strstr(o.err, "kerf-client.yaml:2: unknown key 'sockte'"));
+        assert_non_null(strstr(o.err, "did you mean 'socket'"));
+        out_fini(&o);
+        write_file(cfg, "output: yaml\n", 0644);
+        o = run_sock("-", NULL, "ls", (char *)NULL);
+        assert_one_error(&o, 2);
+        assert_non_null(strstr(o.err, ":1: output: 'yaml': table or json"));
+        out_fini(&o);
+        /* the command line wins over the file */
+        write_file(cfg, "socket: /nonexistent/kerfd.sock\n", 0644);
+        o = kerf("ls");
+        assert_ok(&o);
+        out_fini(&o);
+        unsetenv("KERF_CONFIG");
+
+        /* did you mean; --flag=value */
+        o = kerf("sumbit");
+        assert_one_error(&o, 2);
+        assert_non_null(strstr(o.err, "did you mean 'submit'"));
+        out_fini(&o);
+        char sockflag[400];
+        snprintf(sockflag, sizeof(sockflag), "--socket=%s", K.sock);
+        o = run_sock("-", NULL, sockflag, "--json", "ls", (char *)NULL);
+        assert_ok(&o);
+        assert_non_null(o.js);
+        out_fini(&o);
+        o = run_sock("-", NULL, "--sockte", K.sock, "ls", (char *)NULL);
+        assert_one_error(&o, 2);
+        assert_non_null(strstr(o.err, "did you mean '--socket'"));
+        out_fini(&o);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -741,6 +824,7 @@ int main(void)
             cmocka_unit_test(test_run_logs),
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_history),
+            cmocka_unit_test(test_client_config),
             cmocka_unit_test(test_slice_verbs),
             cmocka_unit_test(test_node_views),
             cmocka_unit_test(test_tenants_quota),
