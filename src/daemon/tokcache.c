@@ -34,6 +34,7 @@ static kerf_store *ro;
 static _Atomic uint64_t gen = 1;
 static _Atomic uint64_t hits, misses;
 static uint64_t (*clock_fn)(void);
+static void (*after_store_fn)(void); /* tests: runs between the store read and the keep */
 
 static uint64_t now_ms(void)
 {
@@ -167,6 +168,8 @@ int kerfd__tokcache_verify(const char *token, char ret_tenant[KERF_NAME_LEN], ui
         atomic_fetch_add(&misses, 1);
         if (r < 0)
                 return r; /* never kept: a wrong guess costs a lookup, not memory */
+        if (after_store_fn)
+                after_store_fn();
         pthread_mutex_lock(&mu);
         keep(h, set, g, now, tenant, id);
         pthread_mutex_unlock(&mu);
@@ -192,4 +195,9 @@ void kerfd__tokcache_stats(uint64_t *ret_hits, uint64_t *ret_misses, unsigned *r
 void kerfd__tokcache_test_clock(uint64_t (*clock_ms)(void))
 {
         clock_fn = clock_ms;
+}
+
+void kerfd__tokcache_test_after_store(void (*fn)(void))
+{
+        after_store_fn = fn;
 }

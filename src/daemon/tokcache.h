@@ -40,7 +40,9 @@ void kerfd__tokcache_invalidate(void);
 
 /* Counters: answered from the cache, verified against the store, entries held now. */
 void kerfd__tokcache_stats(uint64_t *ret_hits, uint64_t *ret_misses, unsigned *ret_entries);
-/* tests: the clock (monotonic ms; NULL: the real one) */
+/* tests: the clock (monotonic ms; NULL: the real one); a function run by a verify between its
+ * store read and keeping the entry (NULL: none), to put a revocation exactly there */
 void kerfd__tokcache_test_clock(uint64_t (*clock_ms)(void));
+void kerfd__tokcache_test_after_store(void (*fn)(void));
 
 #endif

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +186,70 @@ static void test_bounded(void **st)
         assert_true(e > KERFD_TOKCACHE_SLOTS / 2);
 }
 
+/* A revocation that commits while a verify is between its store read and keeping the entry:
+ * that verify may succeed (it read before the commit), the next one must not. */
+static uint64_t mid_id;
+
+static void revoke_now(void)
+{
+        kerfd__tokcache_test_after_store(NULL);
+        assert_int_equal(kerf_store_token_revoke(s, "bob", mid_id, 0), 0);
+        kerfd__tokcache_invalidate();
+}
+
+static void test_revoke_mid_verify(void **st)
+{
+        char tok[KERF_STORE_TOKEN_LEN], tenant[KERF_NAME_LEN];
+        (void)st;
+
+        mid_id = add_token("bob", tok);
+        kerfd__tokcache_test_after_store(revoke_now);
+        assert_int_equal(kerfd__tokcache_verify(tok, tenant, NULL), 0);
+        assert_int_equal(kerfd__tokcache_verify(tok, tenant, NULL), -KERF_EPERM);
+}
+
+/* Verifiers racing a revocation: a verify that starts after the revocation's commit and
+ * invalidate have returned is refused, whatever the others keep in the cache meanwhile. */
+static char race_tok[KERF_STORE_TOKEN_LEN];
+static atomic_int revoked, stop, late_ok;
+
+static void *verifier(void *arg)
+{
+        char tenant[KERF_NAME_LEN];
+        (void)arg;
+        while (!atomic_load(&stop)) {
+                int after = atomic_load(&revoked);
+                int r = kerfd__tokcache_verify(race_tok, tenant, NULL);
+                if (after && r == 0)
+                        atomic_fetch_add(&late_ok, 1);
+        }
+        return NULL;
+}
+
+static void test_revoke_races_verifiers(void **st)
+{
+        pthread_t th[4];
+        uint64_t id;
+        (void)st;
+
+        for (int round = 0; round < 20; round++) {
+                id = add_token("alice", race_tok);
+                atomic_store(&revoked, 0);
+                atomic_store(&stop, 0);
+                for (int i = 0; i < 4; i++)
+                        assert_int_equal(pthread_create(&th[i], NULL, verifier, NULL), 0);
+                usleep(2000);
+                assert_int_equal(kerf_store_token_revoke(s, "alice", id, 0), 0);
+                kerfd__tokcache_invalidate();
+                atomic_store(&revoked, 1);
+                usleep(5000);
+                atomic_store(&stop, 1);
+                for (int i = 0; i < 4; i++)
+                        pthread_join(th[i], NULL);
+        }
+        assert_int_equal(atomic_load(&late_ok), 0);
+}
+
 static void test_closed(void **st)
 {
         char tenant[KERF_NAME_LEN], err[256];
@@ -202,6 +268,8 @@ int main(void)
             cmocka_unit_test(test_tenant_delete),
             cmocka_unit_test(test_wrong_tokens_not_kept),
             cmocka_unit_test(test_bounded),
+            cmocka_unit_test(test_revoke_mid_verify),
+            cmocka_unit_test(test_revoke_races_verifiers),
             cmocka_unit_test(test_closed),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
