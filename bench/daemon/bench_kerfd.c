@@ -16,7 +16,10 @@
  *   recovery, all pending: the same with every record pending (all re-queued at start)
  *
  * $KERFD overrides the kerfd binary (default: the one of this build).
+ *   --tokens  only TCP requests with a bearer token (whoami, task GETs), and with --base KERFD
+ *             the same for another kerfd binary, alternating (docs/PERFORMANCE.md "d3.")
  * usage: bench_kerfd [--seconds S] [--runs N] [--threads T] [--records N] [--pending PCT]
+ *                    [--tokens [--base KERFD]]
  * Prints one line per run and the median of the runs per metric.
  */
 #include <jansson.h>
@@ -61,7 +64,7 @@ static long rss_mib(pid_t pid)
 
 /* ---- load generator ---------------------------------------------------------------------- */
 
-typedef enum { OP_SUBMIT, OP_GET, OP_LIST } op_kind;
+typedef enum { OP_SUBMIT, OP_GET, OP_LIST, OP_WHOAMI } op_kind;
 
 typedef struct job {
         const kdb_kerfd *k;
@@ -109,6 +112,9 @@ static void *worker(void *arg)
                 case OP_GET:
                         snprintf(path, sizeof(path), "/v1/tasks/%llu", (unsigned long long)id);
                         st = kdb_call(&c, "GET", path, NULL);
+                        break;
+                case OP_WHOAMI: /* identity only: the token check and a tiny answer */
+                        st = kdb_call(&c, "GET", "/v1/whoami", NULL);
                         break;
                 default:
                         snprintf(path, sizeof(path), "/v1/tasks?limit=100&after=%llu",
@@ -176,11 +182,26 @@ static result load(const kdb_kerfd *k, op_kind op, bool tcp, const char *token, 
 
 /* ---- metrics table ----------------------------------------------------------------------- */
 
-enum { M_SUBMIT, M_GET, M_LIST, M_TGET, M_TLIST, M_RECOV, M_GET_END, M_RECOV_ALL, M_COUNT };
+enum {
+        M_SUBMIT,
+        M_GET,
+        M_LIST,
+        M_TGET,
+        M_TLIST,
+        M_RECOV,
+        M_GET_END,
+        M_RECOV_ALL,
+        M_TOK_WHO,
+        M_TOK_GET,
+        M_BTOK_WHO,
+        M_BTOK_GET,
+        M_COUNT
+};
 static const char *const mname[M_COUNT] = {
-    "durable submits/s (unix)",  "task GETs/s (unix, live)", "list/s limit=100 (unix)",
-    "task GETs/s (tcp, token)",  "list/s limit=100 (tcp)",   "recovery to /v1/health (s)",
-    "task GETs/s (unix, ended)", "recovery, all pending (s)"};
+    "durable submits/s (unix)",  "task GETs/s (unix, live)",  "list/s limit=100 (unix)",
+    "task GETs/s (tcp, token)",  "list/s limit=100 (tcp)",    "recovery to /v1/health (s)",
+    "task GETs/s (unix, ended)", "recovery, all pending (s)", "whoami/s (tcp, token)",
+    "task GETs/s (tcp, token)",  "base: whoami/s (tcp, tok)", "base: task GETs/s (tcp, tok)"};
 static double vals[M_COUNT][MAX_RUNS];
 static int nvals[M_COUNT];
 
@@ -290,6 +311,44 @@ static void bench_live(void)
         kdb_cleanup(&k);
 }
 
+/* --tokens: TCP requests with a bearer token only (GET /v1/whoami: identity and a tiny answer;
+ * GET /v1/tasks/{id} of 2,000 pending tasks), for this build's kerfd and, with --base, for
+ * another binary, alternating which goes first per run (docs/PERFORMANCE.md "d3."). */
+static void tokens_one(const char *bin, int m_who, int m_get)
+{
+        kdb_kerfd k;
+        uint64_t first = 0, last = 0;
+        char *tok;
+
+        kdb_setup(&k, true, LIVE_CONFIG);
+        kdb_start(&k, bin, 1, 30.0);
+        tok = make_token(&k, "q");
+        for (int i = 0; i < 2000; i++) {
+                last = submit_one(&k, "{\"tenant\":\"q\",\"command\":[\"/bin/true\"]}", NULL);
+                if (!first)
+                        first = last;
+        }
+        printf("  %s\n", bin ? bin : "(this build)");
+        record(m_who, load(&k, OP_WHOAMI, true, tok, first, last).rate);
+        record(m_get, load(&k, OP_GET, true, tok, first, last).rate);
+        free(tok);
+        kdb_cleanup(&k);
+}
+
+static void bench_tokens(const char *base)
+{
+        printf("== kerfd TCP + bearer token: %d client threads, %.1f s per measurement, %d runs\n",
+               nthreads, seconds, runs);
+        for (int r = 0; r < runs; r++) {
+                printf("run %d\n", r + 1);
+                if (base && r % 2)
+                        tokens_one(base, M_BTOK_WHO, M_BTOK_GET);
+                tokens_one(NULL, M_TOK_WHO, M_TOK_GET);
+                if (base && !(r % 2))
+                        tokens_one(base, M_BTOK_WHO, M_BTOK_GET);
+        }
+}
+
 /* Clones `tpl` into ids [from, to) inside one transaction per 10,000. */
 static void clone_records(kerf_store *s, const kerf_store_task *tpl, uint64_t from, uint64_t to)
 {
@@ -379,11 +438,19 @@ static void bench_recovery(int pct, int metric)
 
 int main(int argc, char **argv)
 {
+        bool tokens = false;
+        const char *base = NULL;
+
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+                if (!strcmp(a, "--tokens")) {
+                        tokens = true;
+                        continue;
+                }
                 if (!v) {
-                        fprintf(stderr, "usage: bench_kerfd [--seconds S] [--runs N] [--threads "
-                                        "T] [--records N] [--pending PCT]\n");
+                        fprintf(stderr,
+                                "usage: bench_kerfd [--seconds S] [--runs N] [--threads "
+                                "T] [--records N] [--pending PCT] [--tokens [--base KERFD]]\n");
                         return 2;
                 }
                 i++;
@@ -397,6 +464,8 @@ int main(int argc, char **argv)
                         records = (unsigned)strtoul(v, NULL, 10);
                 else if (!strcmp(a, "--pending"))
                         pending_pct = atoi(v);
+                else if (!strcmp(a, "--base"))
+                        base = v;
                 else {
                         fprintf(stderr, "bench_kerfd: unknown flag %s\n", a);
                         return 2;
@@ -418,10 +487,14 @@ int main(int argc, char **argv)
         }
         printf("== bench_kerfd: %ld CPUs, load average %.2f at start\n",
                sysconf(_SC_NPROCESSORS_ONLN), load1);
-        bench_live();
-        bench_recovery(pending_pct, M_RECOV);
-        if (pending_pct != 100)
-                bench_recovery(100, M_RECOV_ALL);
+        if (tokens) {
+                bench_tokens(base);
+        } else {
+                bench_live();
+                bench_recovery(pending_pct, M_RECOV);
+                if (pending_pct != 100)
+                        bench_recovery(100, M_RECOV_ALL);
+        }
         printf("== median of %d runs\n", runs);
         for (int m = 0; m < M_COUNT; m++)
                 if (nvals[m])

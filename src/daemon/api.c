@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* api.c - request routing and the task endpoints of docs/API.md */
+/* api.c - the task endpoints of docs/API.md and helpers the API handlers share */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -572,90 +572,47 @@ static void task_detach(kreq *r, uint64_t id)
         kerfd__kick(n);
 }
 
-void kerfd_api_dispatch(kreq *r)
-{
-        const char *p = r->path, *m = r->method;
-        bool get = !strcmp(m, "GET"), post = !strcmp(m, "POST");
-        char rest[512];
-        uint64_t id;
+/* ---- the routes (routes.def) ----------------------------------------------------------------- */
 
-        if (kerfd__store_refuse(r)) /* 507 for new work while the store cannot write */
-                return;
-        if (!strcmp(p, "/metrics")) {
-                if (!get)
-                        goto method;
-                kerfd_api_metrics(r);
-                return;
-        }
-        if (!strcmp(p, "/v1/tasks")) {
-                if (get)
-                        task_list(r);
-                else if (post)
-                        task_submit(r, false);
-                else
-                        goto method;
-                return;
-        }
-        if (!strcmp(p, "/v1/attach")) {
-                if (!post)
-                        goto method;
-                task_submit(r, true);
-                return;
-        }
-        if (!strncmp(p, "/v1/tasks/", 10)) {
-                char num[32];
-                const char *slash = strchr(p + 10, '/');
-                size_t l = slash ? (size_t)(slash - (p + 10)) : strlen(p + 10);
-                num[0] = 0;
-                if (l && l < sizeof(num)) {
-                        memcpy(num, p + 10, l);
-                        num[l] = 0;
-                }
-                if (!api_u64(num, &id) || id == 0 || id > (uint64_t)INT64_MAX) {
-                        kreq_error(r, 404, "not_found",
-                                   "task id: \"%.*s\" is not a task id (an integer 1..%lld)",
-                                   (int)(l > 40 ? 40 : l), p + 10, (long long)INT64_MAX);
-                        return;
-                }
-                snprintf(rest, sizeof(rest), "%s", slash ? slash : "");
-                if (!rest[0]) {
-                        if (!get)
-                                goto method;
-                        task_get(r, id);
-                } else if (!strcmp(rest, "/cancel")) {
-                        if (!post)
-                                goto method;
-                        task_cancel(r, id);
-                } else if (!strcmp(rest, "/suspend") || !strcmp(rest, "/resume")) {
-                        if (!post)
-                                goto method;
-                        task_suspend(r, id, !strcmp(rest, "/suspend"));
-                } else if (!strcmp(rest, "/logs")) {
-                        if (!get)
-                                goto method;
-                        task_logs(r, id);
-                } else if (!strcmp(rest, "/explain")) {
-                        if (!get)
-                                goto method;
-                        task_explain(r, id);
-                } else if (!strcmp(rest, "/lease")) {
-                        if (!post)
-                                goto method;
-                        task_lease(r, id);
-                } else if (!strcmp(rest, "/detach")) {
-                        if (!post)
-                                goto method;
-                        task_detach(r, id);
-                } else {
-                        goto nf;
-                }
-                return;
-        }
-        if (kerfd_api_admin(r))
-                return;
-nf:
-        kreq_error(r, 404, "not_found", "no such endpoint: %s %s", m, p);
-        return;
-method:
-        kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", m, p);
+/* The {id} of /v1/tasks/{id}...: false with a 404 naming it when it is not 1..2^63-1. */
+static bool task_id(kreq *r, uint64_t *id)
+{
+        size_t l = r->param_len[0];
+        if (l < 32 && api_u64(r->param[0], id) && *id != 0 && *id <= (uint64_t)INT64_MAX)
+                return true;
+        kreq_error(r, 404, "not_found", "task id: \"%.*s\" is not a task id (an integer 1..%lld)",
+                   (int)(l > 40 ? 40 : l), r->param[0], (long long)INT64_MAX);
+        return false;
 }
+
+void kerfd_api_task_list(kreq *r)
+{
+        task_list(r);
+}
+
+void kerfd_api_task_submit(kreq *r)
+{
+        task_submit(r, false);
+}
+
+void kerfd_api_task_attach(kreq *r)
+{
+        task_submit(r, true);
+}
+
+#define TASK_ROUTE(name, call)                                                                     \
+        void kerfd_api_task_##name(kreq *r)                                                        \
+        {                                                                                          \
+                uint64_t id;                                                                       \
+                if (task_id(r, &id))                                                               \
+                        call;                                                                      \
+        }
+
+TASK_ROUTE(get, task_get(r, id))
+TASK_ROUTE(cancel, task_cancel(r, id))
+TASK_ROUTE(suspend, task_suspend(r, id, true))
+TASK_ROUTE(resume, task_suspend(r, id, false))
+TASK_ROUTE(logs, task_logs(r, id))
+TASK_ROUTE(explain, task_explain(r, id))
+TASK_ROUTE(lease, task_lease(r, id))
+TASK_ROUTE(detach, task_detach(r, id))

@@ -17,23 +17,56 @@ bool api_page(kreq *r, uint64_t *after, unsigned *limit);
 /* {"items": items, "next": "N" | null}; takes `items`. */
 json_t *api_list(json_t *items, uint64_t next);
 
-/* api_admin.c: health, version, units, gpus, queues, events, tenants, tokens, audit. Returns
- * false when the path is none of them. */
-bool kerfd_api_admin(kreq *r);
-/* records.c: answers 507 to new work while the store cannot write; true when it did. */
-bool kerfd__store_refuse(kreq *r);
-/* api_lists.c: GET /v1/units (idp: the id after "/v1/units/", or NULL), /v1/gpus, /v1/queues */
-void kerfd_api_units(kreq *r, const char *idp);
+/* The handlers of the routes in routes.def, one per route: route.c has already checked the
+ * method, the access (an ADMIN route runs for an admin only) and, for NEW_WORK routes, that
+ * the store can write. {param} segments are in r->param. Called under n->mu. */
+/* api.c: tasks */
+void kerfd_api_task_list(kreq *r);
+void kerfd_api_task_submit(kreq *r);
+void kerfd_api_task_attach(kreq *r);
+void kerfd_api_task_get(kreq *r);
+void kerfd_api_task_cancel(kreq *r);
+void kerfd_api_task_suspend(kreq *r);
+void kerfd_api_task_resume(kreq *r);
+void kerfd_api_task_logs(kreq *r);
+void kerfd_api_task_explain(kreq *r);
+void kerfd_api_task_lease(kreq *r);
+void kerfd_api_task_detach(kreq *r);
+/* api_admin.c: health, version, whoami, events, GPU recovery, audit */
+void kerfd_api_health(kreq *r);
+void kerfd_api_version(kreq *r);
+void kerfd_api_whoami(kreq *r);
+void kerfd_api_events(kreq *r);
+void kerfd_api_gpu_recover(kreq *r);
+void kerfd_api_audit_list(kreq *r);
+void kerfd_api_audit_export(kreq *r);
+void kerfd_api_audit_verify(kreq *r);
+void kerfd_api_audit_checkpoint(kreq *r);
+/* api_tenant.c: tenants and their tokens */
+void kerfd_api_tenant_list(kreq *r);
+void kerfd_api_tenant_create(kreq *r);
+void kerfd_api_tenant_get(kreq *r);
+void kerfd_api_tenant_patch(kreq *r);
+void kerfd_api_tenant_quota(kreq *r);
+void kerfd_api_token_create(kreq *r);
+void kerfd_api_token_revoke(kreq *r);
+/* api_lists.c: GET /v1/units, /v1/units/{id}, /v1/gpus, /v1/queues */
+void kerfd_api_units(kreq *r);
+void kerfd_api_unit(kreq *r);
 void kerfd_api_gpus(kreq *r);
 void kerfd_api_queues(kreq *r);
 /* cost.c: GET /v1/cost */
 void kerfd_api_cost(kreq *r);
-/* api_node.c: GET /v1/node (admin): name, hostname, CPUs, memory, device files (with each live
- * MIG instance's caps); false when the path is not /v1/node */
-bool kerfd_api_node(kreq *r);
-/* api_export.c: GET /v1/config (admin), GET /v1/cost/runs; false when the path is neither */
-bool kerfd_api_export(kreq *r);
+/* api_node.c: GET /v1/node: name, hostname, CPUs, memory, device files (with each live MIG
+ * instance's caps) */
+void kerfd_api_node(kreq *r);
+/* api_export.c: GET /v1/config, GET /v1/cost/runs */
+void kerfd_api_config(kreq *r);
+void kerfd_api_cost_runs(kreq *r);
 /* metrics.c: snapshots under n->mu, formats after (metrics.h) */
 void kerfd_api_metrics(kreq *r);
+
+/* records.c: answers 507 while the store cannot write; true when it did. */
+bool kerfd__store_refuse(kreq *r);
 
 #endif /* KERFD_API_H */

@@ -147,25 +147,12 @@ static void runs_get(kreq *r)
         kreq_json(r, 200, api_list(x.items, x.next));
 }
 
-bool kerfd_api_export(kreq *r)
+void kerfd_api_config(kreq *r)
 {
-        const char *p = r->path;
-        bool get = !strcmp(r->method, "GET");
+        config_get(r);
+}
 
-        if (strcmp(p, "/v1/config") != 0 && strcmp(p, "/v1/cost/runs") != 0)
-                return false;
-        if (!get) {
-                kreq_error(r, 405, "method_not_allowed", "%s is not allowed on %s", r->method, p);
-                return true;
-        }
-        if (!strcmp(p, "/v1/config")) {
-                if (!r->admin || r->tenant[0]) {
-                        kreq_error(r, 403, "forbidden", "GET /v1/config is for admins only");
-                        return true;
-                }
-                config_get(r);
-        } else {
-                runs_get(r);
-        }
-        return true;
+void kerfd_api_cost_runs(kreq *r)
+{
+        runs_get(r);
 }

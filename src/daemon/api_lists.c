@@ -46,8 +46,9 @@ static int unit_cmp(const void *a, const void *b)
         return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Units in id order; the cursor is the last unit id. */
-void kerfd_api_units(kreq *r, const char *idp)
+/* Units in id order; the cursor is the last unit id. idp: the {id} of /v1/units/{id}, or NULL
+ * for the list. */
+static void units(kreq *r, const char *idp)
 {
         static kerf_unit_info us[MAX_UNITS];
         size_t nu = kerf_sched_unit_list(r->node->sched, -1, us, MAX_UNITS);
@@ -94,6 +95,16 @@ void kerfd_api_units(kreq *r, const char *idp)
 }
 
 /* GPUs in index order; the cursor is the index to resume at. */
+void kerfd_api_units(kreq *r)
+{
+        units(r, NULL);
+}
+
+void kerfd_api_unit(kreq *r)
+{
+        units(r, r->param[0]);
+}
+
 void kerfd_api_gpus(kreq *r)
 {
         kerfd_node *n = r->node;

@@ -235,24 +235,13 @@ static json_t *mig_files(kerfd_node *n)
         return a;
 }
 
-bool kerfd_api_node(kreq *r)
+void kerfd_api_node(kreq *r)
 {
         kerfd_node *n = r->node;
         char host[256] = "";
         struct sysinfo si;
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         uint64_t mem = 0;
-        if (strcmp(r->path, "/v1/node") != 0)
-                return false;
-        if (strcmp(r->method, "GET") != 0) {
-                kreq_error(r, 405, "method_not_allowed", "%s is not allowed on /v1/node",
-                           r->method);
-                return true;
-        }
-        if (!r->admin) {
-                kreq_error(r, 403, "forbidden", "GET /v1/node is for admins only");
-                return true;
-        }
         gethostname(host, sizeof(host) - 1);
         if (sysinfo(&si) == 0)
                 mem = (uint64_t)si.totalram * si.mem_unit;
@@ -265,5 +254,4 @@ bool kerfd_api_node(kreq *r)
                             "dir", n->dev_dir[0] ? json_string(n->dev_dir) : json_null(),
                             "gpu_major", NV_MAJOR, "ctl_minor", NVCTL_MINOR, "caps_major",
                             (int)n->caps_major, "mig", mig_files(n)));
-        return true;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http.c - libmicrohttpd listeners (own Unix socket + optional loopback TCP), body limits,
- * peer credentials and bearer tokens; hands complete requests to api.c */
+ * peer credentials and bearer tokens (verified before n->mu: tokcache.c); hands complete
+ * requests to route.c */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "kerf/errno.h"
+#include "tokcache.h"
 #include "uidcache.h"
 
 static struct MHD_Daemon *unix_d, *tcp_d;
@@ -58,11 +61,6 @@ const char *kreq_arg(kreq *r, const char *name)
 bool kerfd__peer_admin(uid_t uid, gid_t gid)
 {
         return kerfd__uid_admin(uid, gid, true, NULL, 0);
-}
-
-static int token_check(kerfd_node *n, const char *tok, char tenant[KERF_NAME_LEN])
-{
-        return kerf_store_token_verify(n->store, tok, tenant, NULL);
 }
 
 /* Who the peer is on the Unix socket, before n->mu is taken: SO_PEERCRED, admin by uid and
@@ -110,12 +108,47 @@ static void warm_body_uids(kreq *r)
         json_decref(j);
 }
 
-/* Decides who is calling, under n->mu (the task table; the token store). Returns false (with an
- * answer queued in r) when the caller is refused. */
-static bool identify(kreq *r, const kerfd_peer_chain *chain)
+/* What a request's Authorization header came to (bearer(), before n->mu). */
+typedef enum {
+        TOK_NONE,     /* no header */
+        TOK_OK,       /* a valid token: r->tenant is its tenant */
+        TOK_REFUSED,  /* 401 queued */
+        TOK_FALLBACK, /* no token cache (tokcache.c did not open): verify under n->mu */
+} tok_state;
+
+/* The bearer token, verified before n->mu through the token cache (tokcache.h): a hit takes
+ * only the cache's lock; a miss reads the store on the cache's own read-only connection. */
+static tok_state bearer(kreq *r, const char **ret_tok)
 {
         const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+        char tenant[KERF_NAME_LEN];
+        int rc;
 
+        if (!auth)
+                return TOK_NONE;
+        if (strncasecmp(auth, "Bearer ", 7) != 0) {
+                kreq_error(r, 401, "unauthorized", "Authorization must be \"Bearer <token>\"");
+                return TOK_REFUSED;
+        }
+        *ret_tok = auth + 7;
+        rc = kerfd__tokcache_verify(auth + 7, tenant, NULL);
+        if (rc == -ENODEV)
+                return TOK_FALLBACK;
+        if (rc < 0) {
+                if (rc != -KERF_EPERM)
+                        log_warn("token verification: the store could not be read (%s)",
+                                 kerf_strerror(rc));
+                kreq_error(r, 401, "unauthorized", "invalid or revoked token");
+                return TOK_REFUSED;
+        }
+        snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+        return TOK_OK;
+}
+
+/* Decides who is calling, under n->mu (the task table; the token store only for
+ * TOK_FALLBACK). Returns false (with an answer queued in r) when the caller is refused. */
+static bool identify(kreq *r, const kerfd_peer_chain *chain, tok_state tok, const char *token)
+{
         if (r->admin) {
                 /* a task's process is never admin, whatever its uid (peer.c) */
                 uint64_t task = kerfd__peer_chain_task(r->node, chain);
@@ -125,25 +158,25 @@ static bool identify(kreq *r, const kerfd_peer_chain *chain)
                                  (unsigned long long)task);
                 }
         }
-        if (auth) {
+        if (tok == TOK_FALLBACK) {
                 char tenant[KERF_NAME_LEN];
-                if (strncasecmp(auth, "Bearer ", 7) != 0) {
-                        kreq_error(r, 401, "unauthorized",
-                                   "Authorization must be \"Bearer <token>\"");
-                        return false;
-                }
-                /* the store (SQLite) under n->mu: docs/DAEMON.md "The daemon mutex" */
-                if (token_check(r->node, auth + 7, tenant) < 0) {
+                if (kerf_store_token_verify(r->node->store, token, tenant, NULL) < 0) {
                         kreq_error(r, 401, "unauthorized", "invalid or revoked token");
                         return false;
                 }
+                snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+                tok = TOK_OK;
+        }
+        if (tok == TOK_OK) {
                 /* A token always acts as its tenant, even for an admin peer. */
                 r->admin = false;
-                snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
-                snprintf(r->actor, sizeof(r->actor), "tenant:%s", tenant);
+                snprintf(r->actor, sizeof(r->actor), "tenant:%s", r->tenant);
                 return true;
         }
         if (!r->admin) {
+                /* a public route needs no identity (routes.def): the caller is anonymous */
+                if (kerfd__route_public(r->method, r->path))
+                        return true;
                 kreq_error(r, 401, "unauthorized", "%s",
                            strstr(r->actor, "task:")
                                ? "a bearer token is required: a task's process is never an admin"
@@ -225,6 +258,8 @@ static enum MHD_Result send_answer(kreq *r)
         }
         if (len)
                 MHD_add_response_header(resp, "Content-Type", ctype);
+        if (r->allow[0]) /* a 405: the methods the path has (route.c) */
+                MHD_add_response_header(resp, "Allow", r->allow);
         if (r->node->simulated)
                 MHD_add_response_header(resp, "X-Kerf-Simulated", "true");
         ret = MHD_queue_response(r->conn, r->status ? r->status : 500, resp);
@@ -307,14 +342,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 kreq_error(&cs->r, 503, "unavailable", "kerfd is shutting down");
         } else {
                 /* One daemon mutex around the node state; API handlers are short. What may
-                 * run under it: docs/DAEMON.md "The daemon mutex". The peer's credentials and
-                 * groups are looked up before it. */
+                 * run under it: docs/DAEMON.md "The daemon mutex". The bearer token is verified
+                 * (tokcache.c), the peer's credentials and groups looked up before it. */
                 kerfd_peer_chain chain;
+                const char *token = NULL;
+                tok_state tok = bearer(&cs->r, &token);
+                if (tok == TOK_REFUSED) /* answered without n->mu */
+                        return send_answer(&cs->r);
                 identify_peer(&cs->r, &chain);
-                if (!MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))
+                if (tok == TOK_NONE)
                         warm_body_uids(&cs->r);
                 pthread_mutex_lock(&n->mu);
-                if (identify(&cs->r, &chain))
+                if (identify(&cs->r, &chain, tok, token))
                         kerfd_api_dispatch(&cs->r);
                 encode(&cs->r);
                 pthread_mutex_unlock(&n->mu);
@@ -356,6 +395,12 @@ int kerfd_http_start(kerfd_node *n)
                 return fd;
         }
         snprintf(sock_path, sizeof(sock_path), "%.*s", (int)sizeof(sock_path) - 1, n->cfg.socket);
+        /* tokens are verified on a read-only connection of their own, outside n->mu; without
+         * it (logged) under n->mu on the daemon's connection, as before */
+        char db[4200];
+        snprintf(db, sizeof(db), "%s/kerf.db", n->cfg.state_dir);
+        if (kerfd__tokcache_open(db, err, sizeof(err)) < 0)
+                log_warn("token cache: %s; bearer tokens are verified under the daemon mutex", err);
         if (kerfd__conn_start(n) < 0) {
                 log_error("cannot start the request deadline thread");
                 close(fd);
@@ -409,6 +454,7 @@ void kerfd_http_stop(void)
                 MHD_stop_daemon(unix_d);
         tcp_d = unix_d = NULL;
         kerfd__conn_stop();
+        kerfd__tokcache_close();
         if (sock_path[0])
                 unlink(sock_path);
         sock_path[0] = 0;

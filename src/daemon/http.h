@@ -17,14 +17,22 @@ typedef struct kreq {
         struct MHD_Connection *conn;
         const char *method;
         char path[512]; /* URL path without query */
+        /* The route's {...} segments, in order (route.c): each cut to fit, param_len the
+         * segment's real length. */
+        char param[2][80];
+        size_t param_len[2];
+        unsigned n_param;
+        char allow[48]; /* a 405's Allow header ("GET, POST"), "" otherwise */
         char *body;     /* NUL-terminated, may be NULL */
         size_t len;
         bool too_large;
         bool admin;    /* peer is root / kerf group / kerfd's own uid */
         bool has_cred; /* peer credentials known (Unix socket) */
         uid_t uid;
-        char tenant[KERF_NAME_LEN]; /* from the bearer token; "" for an admin without one */
-        char actor[96];             /* for audit: "uid:0", "tenant:foo" */
+        /* from the bearer token; "" for an admin without one and for an anonymous caller of a
+         * public route (route.c) */
+        char tenant[KERF_NAME_LEN];
+        char actor[96]; /* for audit: "uid:0", "tenant:foo" */
         /* the answer */
         unsigned status;
         json_t *out; /* JSON answer (simulated flag added) */
@@ -71,7 +79,12 @@ void kerfd__conn_stop(void);
 /* Open connections, connections refused over a limit, requests cut at the deadline. */
 void kerfd__conn_stats(uint64_t *ret_open, uint64_t *ret_refused, uint64_t *ret_cut);
 
-/* api.c: routes one request (body complete). */
+/* route.c: answers one request (body complete) through the route table: 404, 405 (with Allow),
+ * 507 for new work the store cannot take, 403 for an admin route, else the route's handler.
+ * Called under n->mu with the caller identified. */
 void kerfd_api_dispatch(kreq *r);
+/* route.c: true when METHOD PATH is a public route (no identity needed). Reads only the static
+ * table: safe without n->mu. */
+bool kerfd__route_public(const char *method, const char *path);
 
 #endif /* KERFD_HTTP_H */

@@ -487,12 +487,8 @@ json_t *kerfd__store_health(const kerfd_node *n)
 bool kerfd__store_refuse(kreq *r)
 {
         kerfd_node *n = r->node;
-        const char *p = r->path;
-        bool mutating = strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
-        bool new_work = mutating && (!strcmp(p, "/v1/tasks") || !strcmp(p, "/v1/attach") ||
-                                     !strncmp(p, "/v1/tenants", 11));
 
-        if (!new_work || kerfd__store_ok(n))
+        if (kerfd__store_ok(n))
                 return false;
         kreq_error(r, 507, "insufficient_storage",
                    "kerfd cannot write its state store (%s, %zu change%s waiting to be "
