@@ -16,6 +16,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "harness.h"
 
@@ -408,4 +411,21 @@ bool kd_pid_alive(pid_t pid)
         statb[n] = 0;
         rp = strrchr(statb, ')');
         return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+unsigned kd_free_port(void)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET};
+        socklen_t l = sizeof(sa);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        unsigned p = 0;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+            getsockname(fd, (struct sockaddr *)&sa, &l) == 0)
+                p = ntohs(sa.sin_port);
+        if (fd >= 0)
+                close(fd);
+        if (!p)
+                fail_msg("no free loopback TCP port");
+        return p;
 }

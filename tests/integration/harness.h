@@ -49,6 +49,8 @@ unsigned long long kd_submit(kd *k, const char *body, const char *token);
 /* Creates a token for tenant; returns a static-lifetime heap string. */
 char *kd_token(kd *k, const char *tenant);
 void kd_sleep_ms(unsigned ms);
+/* A loopback TCP port free right now (for `listen_tcp:`); aborts the test when none is. */
+unsigned kd_free_port(void);
 
 /* Runs `kerf-sim ARGS` on this kerfd's simulated node (<dir>/state/sim); returns its exit
  * status and up to cap-1 bytes of its stdout in out (may be NULL). */

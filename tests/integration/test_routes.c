@@ -38,26 +38,11 @@ static kd K;
 static char *alice;
 static unsigned port;
 
-static unsigned free_port(void)
-{
-        struct sockaddr_in sa = {.sin_family = AF_INET};
-        socklen_t l = sizeof(sa);
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        unsigned p = 0;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-            getsockname(fd, (struct sockaddr *)&sa, &l) == 0)
-                p = ntohs(sa.sin_port);
-        if (fd >= 0)
-                close(fd);
-        return p;
-}
-
 static int setup(void **st)
 {
         char extra[64];
         (void)st;
-        port = free_port();
+        port = kd_free_port();
         assert_true(port > 0);
         snprintf(extra, sizeof(extra), "listen_tcp: 127.0.0.1:%u\n", port);
         kd_setup(&K, extra);

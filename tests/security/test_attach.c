@@ -150,7 +150,7 @@ static long attach_tcp(unsigned port, const char *tok, pid_t pid)
 /* Over TCP the tenant's configured uid is the caller's uid. */
 static void test_tcp_tenant_uid(void **st)
 {
-        unsigned port = 20000 + (unsigned)getpid() % 20000;
+        unsigned port = kd_free_port();
         char extra[200], *tok;
         pid_t mine = child(2001), other = child(-1);
         kd k2;

@@ -291,19 +291,14 @@ static void test_metrics_pending(void **st)
  * socket and other addresses are not held up. */
 static void test_tcp_per_address(void **st)
 {
-        struct sockaddr_in sa = {.sin_family = AF_INET};
-        socklen_t sl = sizeof(sa);
-        int fds[PER_PEER + 8], lfd = socket(AF_INET, SOCK_STREAM, 0), kept = 0, refused = 0;
+        int fds[PER_PEER + 8], kept = 0, refused = 0;
         char extra[64];
-        unsigned port;
+        unsigned port = kd_free_port();
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
         kd t;
         long s;
 
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-        port = ntohs(sa.sin_port);
-        close(lfd);
         snprintf(extra, sizeof(extra), "listen_tcp: 127.0.0.1:%u\n", port);
         kd_setup(&t, extra);
         /* kd_setup waits for the socket; the TCP listener comes right after it */
