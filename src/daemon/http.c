@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "metrics.h"
 #include "uidcache.h"
 
 static struct MHD_Daemon *unix_d, *tcp_d;
@@ -132,6 +133,9 @@ static bool identify(kreq *r, const kerfd_peer_chain *chain)
                                    "Authorization must be \"Bearer <token>\"");
                         return false;
                 }
+                int mk = kerfd__metrics_bearer(r, auth + 7); /* read-only metrics token */
+                if (mk)
+                        return mk > 0;
                 /* the store (SQLite) under n->mu: docs/DAEMON.md "The daemon mutex" */
                 if (token_check(r->node, auth + 7, tenant) < 0) {
                         kreq_error(r, 401, "unauthorized", "invalid or revoked token");
@@ -310,6 +314,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                  * run under it: docs/DAEMON.md "The daemon mutex". The peer's credentials and
                  * groups are looked up before it. */
                 kerfd_peer_chain chain;
+                uint64_t t0 = kerfd__metrics_clock_us();
                 identify_peer(&cs->r, &chain);
                 if (!MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))
                         warm_body_uids(&cs->r);
@@ -320,6 +325,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 pthread_mutex_unlock(&n->mu);
                 if (cs->r.render)
                         cs->r.render(&cs->r);
+                kerfd__metrics_http(t0, cs->r.status);
         }
         return send_answer(&cs->r);
 }
