@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -389,6 +390,55 @@ static void test_health(void **st)
         fail_msg("kerf_store_writable did not come back to 1");
 }
 
+/* ---- a token file kerfd will not use ------------------------------------------------------- */
+
+/* Starts kerfd on a throwaway dir with metrics.token_file = a file of `mode` holding `text`;
+ * returns its exit status (it must stop at start) and its log in log (free()). */
+static int start_with_token(const char *text, mode_t mode, char **log)
+{
+        char dir[64] = "/tmp/kerf-it-mtok-XXXXXX", path[160], cmd[800];
+        FILE *f;
+        int st;
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/token", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        assert_int_equal(chmod(path, mode), 0);
+        snprintf(path, sizeof(path), "%s/kerfd.yaml", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f,
+                "state_dir: %s/state\nsocket: %s/k.sock\nfleet: %s\nmetrics:\n  token_file: "
+                "%s/token\n",
+                dir, dir, FLEET, dir);
+        fclose(f);
+        snprintf(cmd, sizeof(cmd), "timeout 30 %s -c %s --simulated > %s/log 2>&1", KERFD_BIN, path,
+                 dir);
+        st = system(cmd);
+        snprintf(path, sizeof(path), "%s/log", dir);
+        *log = kd_read(path);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_token_file_refused(void **st)
+{
+        char *log = NULL;
+        (void)st;
+        /* readable by others */
+        assert_int_equal(start_with_token("0123456789abcdef0123456789abcdef\n", 0644, &log), 1);
+        assert_non_null(strstr(log, "metrics.token_file"));
+        assert_non_null(strstr(log, "mode 0600 or 0640"));
+        free(log);
+        /* too short to be a secret */
+        assert_int_equal(start_with_token("short\n", 0600, &log), 1);
+        assert_non_null(strstr(log, "32..255 visible ASCII"));
+        free(log);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -397,6 +447,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_preemptions_kept, setup, teardown),
             cmocka_unit_test_setup_teardown(test_faults_kept, setup, teardown),
             cmocka_unit_test_setup_teardown(test_health, setup, teardown),
+            cmocka_unit_test(test_token_file_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
