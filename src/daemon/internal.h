@@ -399,7 +399,9 @@ json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
 void kerfd__metrics_started(const dtask *t); /* a first start: its wait since submit */
 void kerfd__metrics_preempted(const dtask *t);
 void kerfd__metrics_fault(const dtask *t); /* a device fault hit the task */
-uint64_t kerfd__metrics_clock_us(void);    /* CLOCK_MONOTONIC, microseconds */
+/* t's slice region goes: its throttled time is kept for its tenant */
+void kerfd__metrics_slice_gone(const dtask *t);
+uint64_t kerfd__metrics_clock_us(void); /* CLOCK_MONOTONIC, microseconds */
 void kerfd__metrics_tick(uint64_t t0_us);
 void kerfd__metrics_commit(uint64_t t0_us);
 void kerfd__metrics_http(uint64_t t0_us, unsigned status);

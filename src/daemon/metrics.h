@@ -87,6 +87,7 @@ typedef struct mtenant {
         uint64_t use[KERF_RES_COUNT];
         uint64_t nominal[KERF_RES_COUNT], borrow[KERF_RES_COUNT], lend[KERF_RES_COUNT];
         uint64_t preemptions, faults; /* kept by metrics_node.c past the tasks' end */
+        double throttled_gone_s;      /* throttled time of slice regions that are gone */
 } mtenant;
 
 /* The queue-wait histogram of one tenant and queue. */

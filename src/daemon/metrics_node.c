@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kerf/slice_abi.h"
 #include "metrics.h"
 
 /* ---- histograms ------------------------------------------------------------------------- */
@@ -132,7 +133,7 @@ void kerfd__metrics_http(uint64_t t0_us, unsigned status)
 #define MAX_TCOUNT 512
 typedef struct tcount {
         char tenant[KERF_NAME_LEN];
-        uint64_t preemptions, faults;
+        uint64_t preemptions, faults, throttled_ns;
 } tcount;
 static tcount tc[MAX_TCOUNT];
 static unsigned n_tc;
@@ -179,6 +180,13 @@ void kerfd__metrics_fault(const dtask *t)
                 c->faults++;
 }
 
+void kerfd__metrics_slice_gone(const dtask *t)
+{
+        tcount *c = t->region ? tc_get(t->rec.tenant) : NULL;
+        if (c)
+                c->throttled_ns += atomic_load(&t->region->throttled_ns);
+}
+
 void kerfd__metrics_started(const dtask *t)
 {
         qwait *q = NULL;
@@ -215,6 +223,7 @@ int kerfd__metrics_node_snap(kerfd_node *n, msnap *s)
                         if (!strcmp(tc[j].tenant, m->name)) {
                                 m->preemptions = tc[j].preemptions;
                                 m->faults = tc[j].faults;
+                                m->throttled_gone_s = (double)tc[j].throttled_ns / 1e9;
                         }
         }
         s->qwait = calloc(n_qw ? n_qw : 1, sizeof(*s->qwait));
@@ -257,7 +266,7 @@ static int route_of(kerf_unit_kind k)
 
 /* Granted and used memory and compute of one tenant per route, summed over its live tasks. */
 typedef struct troute {
-        double mem_granted[R_COUNT], cu_granted[R_COUNT], mem_used, cu_used;
+        double mem_granted[R_COUNT], cu_granted[R_COUNT], mem_used, cu_used, throttled_s;
 } troute;
 
 static void tenant_sum(const msnap *s, const char *tenant, troute *r)
@@ -275,6 +284,7 @@ static void tenant_sum(const msnap *s, const char *tenant, troute *r)
                 if (t->has_usage) {
                         r->mem_used += t->u.mem_used;
                         r->cu_used += t->u.compute_used;
+                        r->throttled_s += t->u.throttled_s;
                 }
         }
 }
@@ -329,6 +339,15 @@ void kerfd__metrics_tenant_series(FILE *f, const msnap *s, const char *only)
                         }
                 }
         }
+        head(f, "kerf_tenant_throttled_seconds_total", "counter",
+             "Time the shim held the tenant's slices back, since kerfd started (kept after the "
+             "tasks end).");
+        for (unsigned i = 0; i < s->n_tenants; i++)
+                if (shown(only, s->tenants[i].name)) {
+                        kerfd__metrics_esc(tn, sizeof(tn), s->tenants[i].name);
+                        fprintf(f, "kerf_tenant_throttled_seconds_total{tenant=\"%s\"} %.3f\n", tn,
+                                s->tenants[i].throttled_gone_s + sum[i].throttled_s);
+                }
         free(sum);
         head(f, "kerf_tenant_quota", "gauge",
              "The tenant's quota per resource: nominal, borrow (limit over nominal) and lend "

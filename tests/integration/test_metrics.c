@@ -352,6 +352,30 @@ static void test_faults_kept(void **st)
         free(raw);
 }
 
+/* A slice's throttled time (1.5 s, written by it_slice_task as the shim would) stays in the
+ * tenant's counter after its region is gone; the live-only sum goes back to 0. */
+static void test_throttled_kept(void **st)
+{
+        char body[512], *raw;
+        unsigned long long id;
+        json_t *t;
+        (void)st;
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"workload\":\"dev\",\"route\":\"slice\","
+                 "\"memory\":\"4GiB\",\"command\":[\"%s\",\"1\",\"0\"]}",
+                 SLICE_TASK_BIN);
+        id = kd_submit(&K, body, NULL);
+        t = kd_wait_task(&K, id, "succeeded", 20000);
+        assert_non_null(t);
+        json_decref(t);
+        raw = metrics();
+        assert_int_equal(val(raw, "kerf_tenant_slice_throttled_seconds_total{tenant=\"alice\"}"),
+                         0);
+        assert_true(val(raw, "kerf_tenant_throttled_seconds_total{tenant=\"alice\"}") == 1.5);
+        assert_int_equal(val(raw, "kerf_tenant_throttled_seconds_total{tenant=\"bob\"}"), 0);
+        free(raw);
+}
+
 /* ---- the daemon's health -------------------------------------------------------------------- */
 
 static void test_health(void **st)
@@ -447,6 +471,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_preemptions_kept, setup, teardown),
             cmocka_unit_test_setup_teardown(test_faults_kept, setup, teardown),
             cmocka_unit_test_setup_teardown(test_health, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_throttled_kept, setup, teardown),
             cmocka_unit_test(test_token_file_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
