@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* config.c - reads kerfd.yaml with libyaml's document API; every error names file and line */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -757,6 +758,44 @@ static int parse_tcp(cfgctx *x, yaml_node_t *v, kerfd_config *c)
         return 0;
 }
 
+/* metrics: {listen: "IPv4:PORT", token_file: PATH} (docs/METRICS.md "Scraping remotely") */
+static int parse_metrics(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        int r = want_map(x, m, "metrics");
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *v = node(x, p->value), fake;
+                const char *ks = scalar(x, k);
+                char buf[64], *colon;
+                struct in_addr a;
+                uint64_t port;
+                if (r < 0)
+                        return r;
+                if (!strcmp(ks, "token_file")) {
+                        r = get_path(x, v, "metrics.token_file", true, c->metrics_token_file,
+                                     sizeof(c->metrics_token_file));
+                        continue;
+                }
+                if (strcmp(ks, "listen") != 0)
+                        return fail(x, k, "metrics: unknown key \"%s\" (listen, token_file)", ks);
+                if ((r = get_str(x, v, "metrics.listen", buf, sizeof(buf))) < 0)
+                        return r;
+                if (!(colon = strrchr(buf, ':')) || (*colon = 0, inet_pton(AF_INET, buf, &a) != 1))
+                        return fail(x, v, "metrics.listen: expected IPV4-ADDRESS:PORT");
+                fake = *v;
+                fake.data.scalar.value = (yaml_char_t *)(colon + 1);
+                if (get_u64(x, &fake, "metrics.listen port", 65535, &port) < 0 || port == 0)
+                        return fail(x, v, "metrics.listen: port 1..65535");
+                snprintf(c->metrics_host, sizeof(c->metrics_host), "%s", buf);
+                c->metrics_port = (unsigned)port;
+        }
+        if (r == 0 && c->metrics_port && !c->metrics_token_file[0])
+                r = fail(x, m,
+                         "metrics.listen needs metrics.token_file (only the metrics token is "
+                         "served there)");
+        return r;
+}
+
 static int parse_root(cfgctx *x, kerfd_config *c)
 {
         yaml_node_t *root = yaml_document_get_root_node(&x->doc);
@@ -801,6 +840,8 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_fencing(x, v, c);
                 else if (!strcmp(ks, "cdi"))
                         r = parse_cdi(x, v, c);
+                else if (!strcmp(ks, "metrics"))
+                        r = parse_metrics(x, v, c);
                 else if (!strcmp(ks, "tenant_defaults"))
                         r = parse_tenant_defaults(x, v, c);
                 else if (!strcmp(ks, "tenants")) {
@@ -813,7 +854,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 } else
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
-                                 "node_name, backend, limits, policy, fencing, cdi, "
+                                 "node_name, backend, limits, policy, fencing, cdi, metrics, "
                                  "tenant_defaults, tenants)",
                                  ks);
                 if (r < 0)

@@ -48,6 +48,11 @@ typedef struct kerfd_config {
         char socket[PATH_MAX];
         char tcp_host[64]; /* "" = no TCP listener */
         unsigned tcp_port;
+        /* metrics: {listen, token_file} (docs/METRICS.md "Scraping remotely"): the metrics
+         * listener's IPv4 address ("" = none) and port, the metrics token's file ("" = none) */
+        char metrics_host[64];
+        unsigned metrics_port;
+        char metrics_token_file[PATH_MAX];
         char nvml_library[PATH_MAX]; /* "" = the backend's default */
         bool allow_mig_mode_change;
         bool force_sim; /* backend: sim - never try a real NVML */

@@ -166,6 +166,7 @@ void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d)
                 return;
         n->preemptions_total++;
         t->rec.preemptions++;
+        kerfd__metrics_preempted(t);
         if (kerfd__preempt_by_suspend(n, t, d))
                 return;
         kerfd__task_requeue(n, t, &d->reason, "task.preempt");
@@ -493,6 +494,7 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
                 return;
         }
         snprintf(t->rec.state, sizeof(t->rec.state), "running");
+        kerfd__metrics_started(t); /* its queue wait, on a first start */
         if (t->unenforced) {
                 char text[KERF_TEXT_LEN + 32];
                 snprintf(text, sizeof(text), "UNENFORCED (no shim): %s", d->reason.text);

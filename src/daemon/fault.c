@@ -234,6 +234,7 @@ static void take_out(kerfd_node *n, unsigned g, uint64_t unit, const char *text,
                 if (!t)
                         continue;
                 t->xid_errors++;
+                kerfd__metrics_fault(t);
                 if (t->req.preemptible) {
                         kerfd__task_requeue(n, t, &why, "task.requeue");
                         (*requeued)++;
@@ -303,6 +304,7 @@ static void handle(kerfd_node *n, const kerf_backend_event *ev)
                         if (!t || t->stopping)
                                 continue;
                         t->xid_errors++;
+                        kerfd__metrics_fault(t);
                         kerfd__task_stop(n, t, "fault", "kerfd", text, 0);
                         failed++;
                 }
@@ -324,8 +326,10 @@ static void handle(kerfd_node *n, const kerf_backend_event *ev)
                 tasks_on(n, g, -1, &h);
                 for (unsigned i = 0; i < h.n_tasks; i++) {
                         dtask *t = kerfd__live(n, h.tasks[i]);
-                        if (t)
+                        if (t) {
                                 t->xid_errors++;
+                                kerfd__metrics_fault(t);
+                        }
                 }
                 break;
         }

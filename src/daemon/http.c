@@ -18,6 +18,7 @@
 
 #include "http.h"
 #include "kerf/errno.h"
+#include "metrics.h"
 #include "tokcache.h"
 #include "uidcache.h"
 
@@ -114,6 +115,7 @@ typedef enum {
         TOK_OK,       /* a valid token: r->tenant is its tenant */
         TOK_REFUSED,  /* 401 queued */
         TOK_FALLBACK, /* no token cache (tokcache.c did not open): verify under n->mu */
+        TOK_METRICS,  /* the read-only metrics token (metrics_auth.c) on GET /metrics */
 } tok_state;
 
 /* The bearer token, verified before n->mu through the token cache (tokcache.h): a hit takes
@@ -131,6 +133,9 @@ static tok_state bearer(kreq *r, const char **ret_tok)
                 return TOK_REFUSED;
         }
         *ret_tok = auth + 7;
+        rc = kerfd__metrics_bearer(r, auth + 7); /* the read-only metrics token: no store */
+        if (rc)
+                return rc > 0 ? TOK_METRICS : TOK_REFUSED;
         rc = kerfd__tokcache_verify(auth + 7, tenant, NULL);
         if (rc == -ENODEV)
                 return TOK_FALLBACK;
@@ -157,6 +162,12 @@ static bool identify(kreq *r, const kerfd_peer_chain *chain, tok_state tok, cons
                         snprintf(r->actor, sizeof(r->actor), "uid:%u task:%llu", (unsigned)r->uid,
                                  (unsigned long long)task);
                 }
+        }
+        if (tok == TOK_METRICS) { /* node-wide /metrics and nothing else (bearer()) */
+                r->admin = false;
+                r->tenant[0] = '\0';
+                snprintf(r->actor, sizeof(r->actor), "metrics");
+                return true;
         }
         if (tok == TOK_FALLBACK) {
                 char tenant[KERF_NAME_LEN];
@@ -345,10 +356,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                  * run under it: docs/DAEMON.md "The daemon mutex". The bearer token is verified
                  * (tokcache.c), the peer's credentials and groups looked up before it. */
                 kerfd_peer_chain chain;
+                uint64_t t0 = kerfd__metrics_clock_us();
                 const char *token = NULL;
                 tok_state tok = bearer(&cs->r, &token);
-                if (tok == TOK_REFUSED) /* answered without n->mu */
+                if (tok == TOK_REFUSED) { /* answered without n->mu */
+                        kerfd__metrics_http(t0, cs->r.status);
                         return send_answer(&cs->r);
+                }
                 identify_peer(&cs->r, &chain);
                 if (tok == TOK_NONE)
                         warm_body_uids(&cs->r);
@@ -359,6 +373,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
                 pthread_mutex_unlock(&n->mu);
                 if (cs->r.render)
                         cs->r.render(&cs->r);
+                kerfd__metrics_http(t0, cs->r.status);
         }
         return send_answer(&cs->r);
 }

@@ -26,6 +26,8 @@ typedef struct kreq {
         char *body;     /* NUL-terminated, may be NULL */
         size_t len;
         bool too_large;
+        /* the metrics token: GET /metrics only, node-wide (metrics_auth.c) */
+        bool metrics_reader;
         bool admin;    /* peer is root / kerf group / kerfd's own uid */
         bool has_cred; /* peer credentials known (Unix socket) */
         uid_t uid;

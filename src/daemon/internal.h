@@ -394,6 +394,22 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
 json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t);
 json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);
 
+/* metrics_node.c: what /metrics keeps past a task's end (caller holds n->mu) and the daemon's
+ * timings (any thread, atomic; docs/METRICS.md). */
+void kerfd__metrics_started(const dtask *t); /* a first start: its wait since submit */
+void kerfd__metrics_preempted(const dtask *t);
+void kerfd__metrics_fault(const dtask *t); /* a device fault hit the task */
+/* t's slice region goes: its throttled time is kept for its tenant */
+void kerfd__metrics_slice_gone(const dtask *t);
+uint64_t kerfd__metrics_clock_us(void); /* CLOCK_MONOTONIC, microseconds */
+void kerfd__metrics_tick(uint64_t t0_us);
+void kerfd__metrics_commit(uint64_t t0_us);
+void kerfd__metrics_http(uint64_t t0_us, unsigned status);
+/* metrics_auth.c: reads metrics.token_file and starts the metrics.listen listener (before the
+ * API listeners); 0 or < 0 (logged). _stop closes it. */
+int kerfd__metrics_listen_start(kerfd_node *n);
+void kerfd__metrics_listen_stop(void);
+
 /* simgroup.c: gives n->sim_dir and its files (the state, the simulated engines) to the
  * simulated device group cfg.sim_gid (dir 03770, files 0660), only what kerfd's uid owns, never
  * through a link; sets n->sim_shared. Root only (else 0, nothing changed); < 0 logged. */

@@ -156,7 +156,8 @@ int main(int argc, char **argv)
                 log_error("start-up failed");
                 return 1;
         }
-        if ((r = kerfd_http_start(&node)) < 0) {
+        if ((r = kerfd__metrics_listen_start(&node)) < 0 || (r = kerfd_http_start(&node)) < 0) {
+                kerfd__metrics_listen_stop();
                 kerfd_node_stop(&node);
                 return 1;
         }
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
         pthread_mutex_lock(&node.mu);
         node.stopping = true;
         pthread_mutex_unlock(&node.mu);
+        kerfd__metrics_listen_stop();
         kerfd_http_stop();
         kerfd_node_stop(&node);
         log_info("stopped");

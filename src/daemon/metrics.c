@@ -128,6 +128,8 @@ static int snap_task(msnap *s, const dtask *t, bool run, double wait_s)
                 m->mem = t->units[0].mem;
                 m->compute = t->units[0].compute;
                 m->compute_limit = t->units[0].compute_limit;
+                m->kind = t->units[0].kind;
+                m->n_units = t->n_units;
         }
         m->wait_s = wait_s;
         m->preemptions = t->rec.preemptions;
@@ -151,9 +153,9 @@ static void snap_gpus(msnap *s, kerfd_node *n)
                 snprintf(g->uuid, sizeof(g->uuid), "%s", d->uuid);
                 snprintf(g->model, sizeof(g->model), "%s",
                          d->model->product ? d->model->product : d->model->name);
-                g->v[0] = (double)(used / KERF_MIB);
-                g->v[1] = (double)((total > used ? total - used : 0) / KERF_MIB);
-                g->v[2] = (double)(total / KERF_MIB);
+                g->v[0] = (double)used;
+                g->v[1] = (double)(total > used ? total - used : 0);
+                g->v[2] = (double)total;
                 g->v[3] = n->gpu_util[i];
                 g->v[4] = n->last_xid[i];
                 g->v[5] = (double)n->xid_count[i];
@@ -216,6 +218,8 @@ static int snapshot(kerfd_node *n, msnap *s)
                 kerf_sched_tenant_usage(n->sched, m->name, m->use);
                 s->n_tenants++;
         }
+        if (kerfd__metrics_node_snap(n, s) < 0)
+                return -1;
         for (size_t i = 0; i < n->live.cap && rc == 0; i++) {
                 dtask *t;
                 bool run;
@@ -245,6 +249,7 @@ static void snap_free(msnap *s)
         free(s->tasks);
         free(s->agg);
         free(s->tenants);
+        free(s->qwait);
         free(s);
 }
 
@@ -256,29 +261,34 @@ static bool shown(const char *only, const char *tenant)
         return !only || !strcmp(only, tenant);
 }
 
-static void gpus(FILE *f, const msnap *s)
+/* Per GPU: kerf_ names (never DCGM_FI_*: dcgm-exporter may run beside kerfd), with DCGM's
+ * join labels UUID and Hostname beside kerf's own (docs/METRICS.md "Joining DCGM"). */
+static void gpus(FILE *f, const msnap *s, const char *host)
 {
         static const struct {
                 const char *name, *type, *help;
         } g[] = {
-            {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
-            {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
-            {"DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB)."},
-            {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
-            {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
+            {"kerf_gpu_memory_used_bytes", "gauge", "GPU memory used (NVML / simulated node)."},
+            {"kerf_gpu_memory_free_bytes", "gauge", "GPU memory free."},
+            {"kerf_gpu_memory_total_bytes", "gauge", "GPU memory in all."},
+            {"kerf_gpu_utilization_percent", "gauge", "GPU utilisation (NVML), percent."},
+            {"kerf_gpu_last_xid", "gauge", "The last XID seen on the GPU (0: none)."},
             {"kerf_gpu_xid_errors_total", "counter", "XID errors seen on the GPU."},
             {"kerf_gpu_memory_reserved_bytes", "gauge", "GPU memory granted to units."},
             {"kerf_gpu_compute_reserved_percent", "gauge", "Compute share guaranteed to units."},
             {"kerf_gpu_faulted", "gauge", "1 when the GPU is out of service after a fault."},
         };
         for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
-                bool dcgm = k <= 4;
                 head(f, g[k].name, g[k].type, g[k].help);
                 for (size_t i = 0; i < s->n_gpus; i++) {
-                        fprintf(f, "%s{gpu=\"%zu\",%s=\"", g[k].name, i, dcgm ? "UUID" : "uuid");
+                        fprintf(f, "%s{gpu=\"%zu\",uuid=\"", g[k].name, i);
                         lv(f, s->gpus[i].uuid);
-                        fprintf(f, "\",%s=\"", dcgm ? "modelName" : "model_name");
+                        fputs("\",model_name=\"", f);
                         lv(f, s->gpus[i].model);
+                        fputs("\",UUID=\"", f);
+                        lv(f, s->gpus[i].uuid);
+                        fputs("\",Hostname=\"", f);
+                        lv(f, host);
                         fprintf(f, "\"} %.0f\n", s->gpus[i].v[k]);
                 }
         }
@@ -395,7 +405,7 @@ static void tenants(FILE *f, const msnap *s, const char *only)
         }
 }
 
-static void units(FILE *f, const msnap *s, const char *only)
+static void units(FILE *f, const msnap *s, const char *only, const char *host)
 {
         head(f, "kerf_unit_memory_bytes", "gauge", "GPU memory of the unit.");
         for (size_t i = 0; i < s->n_units; i++) {
@@ -407,8 +417,11 @@ static void units(FILE *f, const msnap *s, const char *only)
                 if (u->kind == KERF_UNIT_MIG)
                         fprintf(f, ",GPU_I_PROFILE=\"%s\",GPU_I_ID=\"%d\"", u->mig_profile_name,
                                 s->unit_gi[i]);
-                fprintf(f, ",state=\"%s\"} %llu\n", kerf_unit_state_name(u->state),
-                        (unsigned long long)u->mem_bytes);
+                fprintf(f, ",state=\"%s\",UUID=\"", kerf_unit_state_name(u->state));
+                lv(f, u->gpu < s->n_gpus ? s->gpus[u->gpu].uuid : "");
+                fputs("\",Hostname=\"", f);
+                lv(f, host);
+                fprintf(f, "\"} %llu\n", (unsigned long long)u->mem_bytes);
         }
 }
 
@@ -481,16 +494,19 @@ static void render(kreq *r)
         r->render_ctx = NULL;
         f = open_memstream(&buf, &len);
         if (f) {
+                const char *host = kerfd__metrics_hostname();
                 if (!only) {
                         uint64_t conns[3];
                         kerfd__conn_stats(&conns[0], &conns[1], &conns[2]);
-                        gpus(f, s);
+                        gpus(f, s, host);
                         node(f, s, conns);
+                        kerfd__metrics_health(f, s);
                 }
-                units(f, s, only);
+                units(f, s, only, host);
                 tasks(f, s, only);
                 kerfd__metrics_slices(f, s, only);
                 tenants(f, s, only);
+                kerfd__metrics_tenant_series(f, s, only);
                 fclose(f);
         }
         snap_put(v->s);
@@ -541,7 +557,7 @@ void kerfd_api_metrics(kreq *r)
                 snap_put(old);
         }
         v->s = s;
-        v->admin = r->admin;
+        v->admin = r->admin || r->metrics_reader; /* the metrics credential: node-wide */
         snprintf(v->tenant, sizeof(v->tenant), "%s", r->tenant);
         r->render = render;
         r->render_ctx = v;

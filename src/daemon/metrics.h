@@ -4,9 +4,46 @@
 #ifndef KERFD_METRICS_H
 #define KERFD_METRICS_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "api.h"
+
+/* ---- histograms (metrics_node.c): fixed buckets, atomic counts ---------------------------- */
+#define MHIST_MAX 14 /* upper bounds at most */
+
+/* Bucket upper bounds in seconds, ascending (the +Inf bucket is implicit). */
+typedef struct mbounds {
+        unsigned n;
+        double le[MHIST_MAX];
+} mbounds;
+extern const mbounds kerfd__latency_bounds;    /* 0.5 ms .. 5 s: HTTP, tick, store commit */
+extern const mbounds kerfd__queue_wait_bounds; /* 1 s .. 1 day */
+
+/* Observed without a lock (relaxed atomics); each bucket counts its own range, made
+ * cumulative when written. The sum is kept in microseconds. */
+typedef struct kerfd_hist {
+        const mbounds *bounds;
+        _Atomic uint64_t b[MHIST_MAX + 1];
+        _Atomic uint64_t sum_us;
+} kerfd_hist;
+
+/* A copy of a kerfd_hist for a snapshot. */
+typedef struct mhist {
+        const mbounds *bounds;
+        uint64_t b[MHIST_MAX + 1];
+        uint64_t sum_us;
+} mhist;
+
+void kerfd__hist_observe(kerfd_hist *h, double seconds);
+void kerfd__hist_copy(const kerfd_hist *h, mhist *ret);
+/* Writes name_bucket{labels,le}, name_sum{labels} and name_count{labels}; `labels` is "" or
+ * `a="x",b="y"` (already escaped). The HELP/TYPE head is the caller's. */
+void kerfd__hist_write(FILE *f, const char *name, const char *labels, const mhist *h);
+/* Escapes a label value into buf (cut to cap). */
+void kerfd__metrics_esc(char *buf, size_t cap, const char *s);
+/* This machine's host name as dcgm-exporter's Hostname label has it (read once). */
+const char *kerfd__metrics_hostname(void);
 
 /* What one slice region says, in the units the series use. */
 typedef struct msusage {
@@ -28,6 +65,8 @@ typedef struct mtask {
         uint64_t mem_used, dev_ns, thr_ns; /* kerfd__slice_counters */
         msusage u;                         /* metrics_slice.c's read of the region */
         unsigned gpu;                      /* the GPU its region is summed on */
+        kerf_unit_kind kind;               /* of its units (has_units) */
+        unsigned n_units;
 } mtask;
 
 /* Live tasks by tenant, queue and state (0 pending, 1 running). */
@@ -46,7 +85,16 @@ typedef struct mgpu {
 typedef struct mtenant {
         char name[KERF_NAME_LEN];
         uint64_t use[KERF_RES_COUNT];
+        uint64_t nominal[KERF_RES_COUNT], borrow[KERF_RES_COUNT], lend[KERF_RES_COUNT];
+        uint64_t preemptions, faults; /* kept by metrics_node.c past the tasks' end */
+        double throttled_gone_s;      /* throttled time of slice regions that are gone */
 } mtenant;
+
+/* The queue-wait histogram of one tenant and queue. */
+typedef struct mqwait {
+        char tenant[KERF_NAME_LEN], queue[KERF_NAME_LEN];
+        mhist h;
+} mqwait;
 
 /* One snapshot of the whole node (the admin's view); a tenant's answer is filtered from it
  * when formatted. Shared by the answers formatted from it (refs, under metrics.c's lock). */
@@ -75,6 +123,11 @@ typedef struct msnap {
         magg *agg;
         unsigned n_tenants;
         mtenant *tenants;
+        /* metrics_node.c: queue waits, the store's health */
+        size_t n_qwait;
+        mqwait *qwait;
+        bool store_ok;
+        uint64_t outbox_len;
 } msnap;
 
 /* metrics_slice.c: reads t's region into *u under n->mu; false when it has none. */
@@ -82,5 +135,18 @@ bool kerfd__metrics_slice_read(const dtask *t, msusage *u);
 /* Formats the software-slice series of the snapshot (no lock held); `tenant` NULL: the
  * admin's view, else only that tenant's tasks and line. */
 void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant);
+
+/* metrics_node.c: under n->mu, copies the per-tenant counters, quotas, queue-wait histograms
+ * and the store's health into s (after the tenants are in it); 0 or -1 (out of memory). */
+int kerfd__metrics_node_snap(kerfd_node *n, msnap *s);
+/* Formats (no lock) the per-tenant series (granted/used per route, quota, counters, queue
+ * wait) for `tenant` (NULL: every tenant), and the daemon's health series (admin view). */
+void kerfd__metrics_tenant_series(FILE *f, const msnap *s, const char *tenant);
+void kerfd__metrics_health(FILE *f, const msnap *s);
+
+/* metrics_auth.c: the read-only metrics credential (docs/METRICS.md "Scraping remotely").
+ * A bearer token `tok` that is the metrics token: 1 for GET /metrics (r->metrics_reader set),
+ * -1 for anything else (a 403 is queued in r); 0 when it is not the metrics token. */
+int kerfd__metrics_bearer(kreq *r, const char *tok);
 
 #endif /* KERFD_METRICS_H */

@@ -75,6 +75,7 @@ void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant)
 {
         msusage gpu[KERF_MAX_NODE_GPUS];
         bool gpu_has[KERF_MAX_NODE_GPUS];
+        char host[512];
 
         /* per task (the snapshot holds only the tasks the caller may see) */
         for (int k = 0; k < S_COUNT; k++) {
@@ -110,6 +111,7 @@ void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant)
         }
         if (tenant)
                 return;
+        kerfd__metrics_esc(host, sizeof(host), kerfd__metrics_hostname());
         /* per GPU (admin: it sums every tenant's slices) */
         memset(gpu, 0, sizeof(gpu));
         memset(gpu_has, 0, sizeof(gpu_has));
@@ -125,8 +127,10 @@ void kerfd__metrics_slices(FILE *f, const msnap *s, const char *tenant)
                         SERIES[k].name, SERIES[k].help);
                 fprintf(f, "# TYPE kerf_gpu_slice_%s %s\n", SERIES[k].name, SERIES[k].type);
                 for (size_t g = 0; g < s->n_gpus; g++)
-                        fprintf(f, "kerf_gpu_slice_%s{gpu=\"%zu\",uuid=\"%s\"} %.3f\n",
-                                SERIES[k].name, g, s->gpus[g].uuid,
+                        fprintf(f,
+                                "kerf_gpu_slice_%s{gpu=\"%zu\",uuid=\"%s\",UUID=\"%s\","
+                                "Hostname=\"%s\"} %.3f\n",
+                                SERIES[k].name, g, s->gpus[g].uuid, s->gpus[g].uuid, host,
                                 gpu_has[g] ? sget(&gpu[g], k) : 0.0);
         }
         /* one info series to join on (Prometheus adds instance/job to every series; the node

@@ -500,7 +500,7 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
 void kerfd__tick(kerfd_node *n)
 {
         kerf_exec_exit ex[32];
-        uint64_t mono = kerfd_mono_ms();
+        uint64_t mono = kerfd_mono_ms(), t0 = kerfd__metrics_clock_us();
         int k;
 
         kerfd__records_tick(n, mono);
@@ -514,6 +514,7 @@ void kerfd__tick(kerfd_node *n)
         poll_gpus(n, mono);
         kerfd__slice_poll(n, mono);
         kerfd__sched_pass(n);
+        kerfd__metrics_tick(t0);
 }
 
 void kerfd__sched_pass(kerfd_node *n)

@@ -349,6 +349,15 @@ static kerfd_tx *outbox_pop(kerfd_node *n)
         return x;
 }
 
+/* One transaction, timed for /metrics (kerf_store_commit_duration_seconds). */
+static int store_tx(kerfd_node *n, kerfd_tx *x)
+{
+        uint64_t t0 = kerfd__metrics_clock_us();
+        int r = kerf_store_tx(n->store, apply, x);
+        kerfd__metrics_commit(t0);
+        return r;
+}
+
 int kerfd__records_flush(kerfd_node *n)
 {
         size_t done = 0;
@@ -356,7 +365,7 @@ int kerfd__records_flush(kerfd_node *n)
         int r = 0;
 
         while ((x = n->outbox_head)) {
-                r = kerf_store_tx(n->store, apply, x);
+                r = store_tx(n, x);
                 if (r < 0 && transient(r)) {
                         set_failed(n, r);
                         return r;
@@ -392,7 +401,7 @@ int kerfd__tx_commit(kerfd_node *n, kerfd_tx *x, bool defer)
         if (n->outbox_head) {
                 r = n->store_err ? n->store_err : -EIO;
         } else {
-                r = kerf_store_tx(n->store, apply, x);
+                r = store_tx(n, x);
                 if (r >= 0) {
                         set_writable(n);
                         tx_free(x);

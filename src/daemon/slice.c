@@ -148,6 +148,7 @@ void kerfd__slice_open(kerfd_node *n, dtask *t)
 void kerfd__slice_remove(kerfd_node *n, dtask *t)
 {
         if (t->region) {
+                kerfd__metrics_slice_gone(t); /* its throttled time outlives it */
                 /* never while the controller thread steps over it (ctl.c) */
                 pthread_mutex_lock(&n->ctl_mu);
                 kerf_slice_region_unmap(t->region);

@@ -116,7 +116,7 @@ static void test_cross_tenant(void **st)
         free(raw);
         json_decref(kd_call(&K, "GET", "/metrics", NULL, alice, &s, &raw));
         assert_non_null(strstr(raw, "tenant=\"alice\""));
-        assert_null(strstr(raw, "DCGM_FI_DEV_FB_USED"));
+        assert_null(strstr(raw, "kerf_gpu_memory_used_bytes"));
         free(raw);
         /* tenants: bob sees only itself; admin operations refused */
         j = kd_call(&K, "GET", "/v1/tenants", NULL, bob, &s, NULL);

@@ -36,6 +36,12 @@ static const struct bad {
         const char *needle; /* part of the message: the key and what is wrong */
 } bads[] = {
     {"state_dir: /tmp/x\nbogus: 1\n", 2, "unknown key \"bogus\""},
+    {"metrics:\n  listen: 0.0.0.0:9464\n", 2, "metrics.listen needs metrics.token_file"},
+    {"metrics:\n  listen: somehost:9464\n  token_file: /t\n", 2,
+     "metrics.listen: expected IPV4-ADDRESS:PORT"},
+    {"metrics:\n  listen: 0.0.0.0:0\n  token_file: /t\n", 2, "metrics.listen: port 1..65535"},
+    {"metrics:\n  token_file: rel/tok\n", 2, "metrics.token_file: expected an absolute path"},
+    {"metrics:\n  scrape: yes\n", 2, "metrics: unknown key \"scrape\" (listen, token_file)"},
     {"state_dir: /tmp/x\nstate_dir: /tmp/y\n", 2,
      "key \"state_dir\" given twice (first at line 1)"},
     {"limits:\n  tick_ms: 50\n  tick_ms: 60\n", 3, "key \"tick_ms\" given twice"},

@@ -124,7 +124,7 @@ static void test_app_xid(void **st)
         assert_non_null(strstr(json_string_value(json_object_get(e, "text")), "tenants [alice]"));
         json_decref(e);
         json_decref(kd_call(&K, "GET", "/metrics", NULL, NULL, &s, &raw));
-        snprintf(needle, sizeof(needle), "DCGM_FI_DEV_XID_ERRORS{gpu=\"%d\",", g);
+        snprintf(needle, sizeof(needle), "kerf_gpu_last_xid{gpu=\"%d\",", g);
         assert_non_null(strstr(raw, needle));
         assert_non_null(strstr(strstr(raw, needle), "} 31\n"));
         assert_non_null(strstr(raw, "kerf_xid_errors_total{class=\"app_error\"} 1\n"));
