@@ -346,15 +346,21 @@ int cli_quota(cli *c, int argc, char **argv)
                 uint64_t b;
                 if (!strcmp(val, "unlimited")) {
                         jv = json_null();
-                } else if (!strcmp(res, "memory") && kerf_parse_bytes(val, &b) == 0) {
+                } else if (!strcmp(res, "memory")) {
+                        char flag[32];
+                        snprintf(flag, sizeof(flag), "%s", argv[i - 1] + 2);
+                        if (!cli_parse_size(flag, val, KERF_QUOTA_MAX_MEM_BYTES, &b)) {
+                                json_decref(body);
+                                return KERF_EXIT_USAGE;
+                        }
                         jv = json_integer((json_int_t)b);
                 } else {
                         char *end;
                         errno = 0;
                         long long v = strtoll(val, &end, 10);
                         if (*end || errno || v < 0 || !*val) {
-                                cli_err("quota: %s: '%s' is not a non-negative number%s",
-                                        argv[i - 1], val, !strcmp(res, "memory") ? " or size" : "");
+                                cli_err("quota: %s: '%s' is not a non-negative number", argv[i - 1],
+                                        val);
                                 json_decref(body);
                                 return KERF_EXIT_USAGE;
                         }
