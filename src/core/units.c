@@ -149,6 +149,10 @@ char *kerf_format_size(uint64_t bytes, char *buf, size_t cap)
                 whole++;
                 hund = 0;
         }
+        if (whole == 1024 && hund == 0 && u + 1 < sizeof(size_units) / sizeof(size_units[0])) {
+                u++; /* 1023.999MiB rounds to 1GiB, not 1024MiB */
+                whole = 1;
+        }
         if (bytes % unit == 0 || hund == 0)
                 snprintf(buf, cap, "%llu%s", (unsigned long long)whole, size_units[u].name[0]);
         else if (hund % 10 == 0)

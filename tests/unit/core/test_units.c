@@ -133,7 +133,8 @@ static void size_format(void **state)
             {1536 * KERF_GIB, "1.5TiB"},
             {16 * KERF_GIB - KERF_MIB * 10, "15.99GiB"},
             {4 * KERF_GIB + 1, "4GiB"}, /* rounded */
-            {KERF_GIB - 1, "1024MiB"},
+            {KERF_GIB - 1, "1GiB"},     /* rounded up into the next unit */
+            {1023 * KERF_MIB, "1023MiB"},
             {1ULL << 60, "1024PiB"},
             {UINT64_MAX, "16384PiB"},
         };
