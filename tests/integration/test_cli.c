@@ -401,6 +401,11 @@ static void test_tenants_quota(void **st)
             json_integer_value(json_object_get(json_object_get(q, "memory"), "nominal")),
             64LL << 30);
         out_fini(&o);
+        o = kerf("tenants"); /* the memory quota by the one formatter: used/nominal */
+        assert_ok(&o);
+        if (!strstr(o.out, "/64GiB"))
+                fail_msg("tenants: no /64GiB: %s", o.out);
+        out_fini(&o);
         o = kerf("quota", "nosuchtenant");
         assert_one_error(&o, 4);
         out_fini(&o);
