@@ -72,16 +72,39 @@ static bool get_int(json_t *v, long long lo, long long hi, long long *ret)
         return true;
 }
 
+/* A request stored before the one size rule may hold a string kerfd then read otherwise: a
+ * bare byte count ("17179869184") or a decimal-looking unit read as binary ("16GB" = 16GiB).
+ * Recovery reads it as it was accepted, through the one parser; a new request never gets here. */
+static int legacy_size(const char *s, uint64_t *ret)
+{
+        char buf[64];
+        size_t n = strlen(s);
+
+        if (n == 0 || n + 2 >= sizeof(buf))
+                return -EINVAL;
+        if (strspn(s, "0123456789") == n)
+                snprintf(buf, sizeof(buf), "%sB", s);
+        else if (n >= 2 && (s[n - 1] == 'B' || s[n - 1] == 'b') && strchr("KMGTPkmgtp", s[n - 2]))
+                snprintf(buf, sizeof(buf), "%.*siB", (int)(n - 1), s);
+        else
+                return -EINVAL;
+        return kerf_parse_size(buf, ret, NULL, 0);
+}
+
 /* A size in the API (docs/UNITS.md): an integer is bytes, a string needs a unit ("16GiB").
- * At most `max` bytes. On failure says why in why[0..len). */
-static bool get_size(json_t *v, uint64_t max, uint64_t *ret, char *why, size_t len)
+ * At most `max` bytes. `stored`: a recovered request, read as it was accepted (legacy_size, no
+ * bound it did not have then). On failure says why in why[0..len). */
+static bool get_size(json_t *v, bool stored, uint64_t max, uint64_t *ret, char *why, size_t len)
 {
         uint64_t b;
 
+        if (stored)
+                max = UINT64_MAX;
         if (json_is_integer(v) && json_integer_value(v) >= 0) {
                 b = (uint64_t)json_integer_value(v);
         } else if (json_is_string(v)) {
-                if (kerf_parse_size(json_string_value(v), &b, why, len) < 0)
+                if (kerf_parse_size(json_string_value(v), &b, why, len) < 0 &&
+                    (!stored || legacy_size(json_string_value(v), &b) < 0))
                         return false;
         } else {
                 snprintf(why, len, "bytes (an integer) or a string with a unit such as \"16GiB\"");
@@ -188,7 +211,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                 q->gpus = (unsigned)x;
         }
         if ((v = json_object_get(o, "memory")) &&
-            !get_size(v, KERF_MAX_GPU_MEM_BYTES, &q->mem_bytes, bad, sizeof(bad)))
+            !get_size(v, stored, KERF_MAX_GPU_MEM_BYTES, &q->mem_bytes, bad, sizeof(bad)))
                 BAD("invalid_argument", "memory: %s", bad);
         if ((v = json_object_get(o, "compute"))) {
                 if (!get_int(v, 0, 100, &x))
@@ -207,7 +230,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                 q->cpu_milli = (uint64_t)x;
         }
         if ((v = json_object_get(o, "host_memory")) &&
-            !get_size(v, KERF_MAX_MEM_BYTES, &q->host_mem_bytes, bad, sizeof(bad)))
+            !get_size(v, stored, KERF_MAX_MEM_BYTES, &q->host_mem_bytes, bad, sizeof(bad)))
                 BAD("invalid_argument", "host_memory: %s", bad);
         if ((v = json_object_get(o, "gpu_models"))) {
                 size_t i;
