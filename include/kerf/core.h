@@ -7,8 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KERF_GIB (1024ULL * 1024ULL * 1024ULL)
-#define KERF_MIB (1024ULL * 1024ULL)
+#include "kerf/units.h" /* sizes, durations and their bounds: KERF_GIB, kerf_parse_size() */
 
 #define KERF_UUID_LEN      48 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" + NUL, with room */
 #define KERF_NAME_LEN      64
@@ -209,9 +208,5 @@ int kerf_fleet_gpu_by_uuid(const kerf_fleet *f, const char *uuid);
  * -KERF_EPARSE (or -ENOMEM) and, when `err` is not NULL, writes "line N: what is wrong" into it.
  * On success *ret owns a new fleet. */
 int kerf_fleet_parse_yaml(const char *text, size_t len, kerf_fleet **ret, char *err, size_t errlen);
-
-/* Parses a byte size: "17179869184", "16GiB", "16G", "512MiB", "1.5TiB" (binary units; "GB"
- * is read as GiB too, as nvidia-smi does). Returns 0 and writes *ret, or -EINVAL. */
-int kerf_parse_bytes(const char *s, uint64_t *ret);
 
 #endif /* KERF_CORE_H */

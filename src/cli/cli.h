@@ -60,7 +60,16 @@ size_t cli_escape(char *out, size_t cap, const char *s, bool keep_lines);
 /* The value of `key` for printing (strings escaped with cli_safe; "-" when absent). */
 const char *cli_str(const json_t *obj, const char *key);
 const char *cli_num(const json_t *obj, const char *key);
-const char *cli_bytes(const json_t *obj, const char *key); /* "16.0GiB" */
+/* Sizes and durations by the one formatter (kerf_format_size / _duration, docs/UNITS.md):
+ * an integer of bytes as "16GiB", "117.74MiB"; an integer of seconds as "1h30m"; "-" when
+ * absent. A size string kerfd echoes back (a request's "16GiB") is shown as given. */
+const char *cli_bytes(const json_t *obj, const char *key);
+const char *cli_duration(const json_t *obj, const char *key);
+/* Parses the value of --FLAG as a size (a unit is required: "--memory: '16' has no unit: write
+ * 16GiB or 16MiB") or a duration (90, 90s, 15m, 1h30m, 1-00:00:00) of at most `max`; prints one
+ * line naming the flag, what was wrong and the accepted forms, and returns false on error. */
+bool cli_parse_size(const char *flag, const char *s, uint64_t max, uint64_t *ret);
+bool cli_parse_duration(const char *flag, const char *s, uint64_t max, uint64_t *ret);
 /* Parses an id argument; prints an error and returns false when it is not a positive integer. */
 bool cli_parse_id(const char *s, unsigned long long *ret);
 /* Removes every `flag` (or `alias`, may be NULL) before a "--" from argv, setting *ret_seen when

@@ -232,18 +232,27 @@ static int attach(cli *c, int argc, char **argv)
         /* --pid and --lease here; the rest are submit flags */
         for (int a = 1; a < argc; a++) {
                 bool is_pid = !strcmp(argv[a], "--pid"), is_lease = !strcmp(argv[a], "--lease");
-                if ((is_pid || is_lease) && a + 1 < argc) {
+                if (is_lease && a + 1 < argc) { /* a duration: 60, 90s, 15m, 1h */
+                        uint64_t d;
+                        if (!cli_parse_duration("lease", argv[a + 1], 3600, &d))
+                                return KERF_EXIT_USAGE;
+                        if (d < 1) {
+                                cli_err("cdi attach: --lease '%s': expected 1s..1h", argv[a + 1]);
+                                return KERF_EXIT_USAGE;
+                        }
+                        lease = (long long)d;
+                        a++;
+                } else if (is_pid && a + 1 < argc) {
                         char *end;
                         long long v;
                         errno = 0;
                         v = strtoll(argv[a + 1], &end, 10);
-                        if (errno || *end || v < (is_pid ? 2 : 1) ||
-                            v > (is_pid ? 0x7fffffffLL : 3600)) {
-                                cli_err("cdi attach: %s '%s': expected %s", argv[a], argv[a + 1],
-                                        is_pid ? "a process id" : "1..3600 seconds");
+                        if (errno || *end || v < 2 || v > 0x7fffffffLL) {
+                                cli_err("cdi attach: %s '%s': expected a process id", argv[a],
+                                        argv[a + 1]);
                                 return KERF_EXIT_USAGE;
                         }
-                        *(is_pid ? &pid : &lease) = v;
+                        pid = v;
                         a++;
                 } else
                         argv[k++] = argv[a];

@@ -235,7 +235,9 @@ static void add_rows(cli_table *t, view v, const char *node, json_t *j)
                             json_object_get(x, "utilization"));
                 }
                 snprintf(g, sizeof(g), "%zu", n);
-                snprintf(m, sizeof(m), "%.1fGiB/%.1fGiB", res / 1073741824.0, tot / 1073741824.0);
+                char rs[KERF_UNITS_BUF], ts[KERF_UNITS_BUF];
+                snprintf(m, sizeof(m), "%s/%s", kerf_format_size(res, rs, sizeof(rs)),
+                         kerf_format_size(tot, ts, sizeof(ts)));
                 snprintf(u, sizeof(u), "%llu%%", n ? util / n : 0);
                 cli_table_add(t, node, g, m, u, "ok");
                 return;

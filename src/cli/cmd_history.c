@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "kerf/units.h"
 
 #define HIST_PAGE      1000
 #define HIST_MAX_TASKS 1000000 /* a bound on what one command pulls from kerfd */
@@ -44,18 +45,10 @@ static const char *iso_ms(int64_t ms, char *b, size_t n)
         return b;
 }
 
-/* A span as sacct does: [D-]HH:MM:SS */
+/* A span with the one duration formatter (docs/UNITS.md: "1h30m", "2d", "0s") */
 static const char *span(int64_t ms, char *b, size_t n)
 {
-        if (ms < 0)
-                return "";
-        long long s = (long long)(ms / 1000);
-        if (s >= 86400)
-                snprintf(b, n, "%lld-%02lld:%02lld:%02lld", s / 86400, s / 3600 % 24, s / 60 % 60,
-                         s % 60);
-        else
-                snprintf(b, n, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
-        return b;
+        return ms < 0 ? "" : kerf_format_duration((uint64_t)(ms / 1000), b, n);
 }
 
 static bool name_ok(const char *flag, const char *v)
@@ -386,7 +379,7 @@ int cli_history(cli *c, int argc, char **argv)
                         csv_field(h[k], k == NC - 1);
         json_array_foreach(rows, i, row)
         {
-                char sub[32], w[32], el[32], exit_s[24], g[32], u[32];
+                char sub[32], w[KERF_UNITS_BUF], el[KERF_UNITS_BUF], exit_s[24], g[32], u[32];
                 json_t *code = json_object_get(row, "exit_code"),
                        *sig = json_object_get(row, "signal");
                 json_t *uh = json_object_get(row, "used_gpu_hours");

@@ -159,26 +159,30 @@ static const char *const resources[] = {"gpus", "memory", "compute", "mig_slices
 
 static const char *quota_cell(json_t *ten, const char *res)
 {
-        static char b[4][48];
+        static char b[4][2 * KERF_UNITS_BUF];
         static int n;
         char *out = b[n++ % 4];
         json_t *q = json_object_get(json_object_get(ten, "quota"), res);
         json_t *nom = json_object_get(q, "nominal");
         json_t *use = json_object_get(json_object_get(ten, "usage"), res);
-        char used[24], lim[24];
+        char used[KERF_UNITS_BUF], lim[KERF_UNITS_BUF];
         bool mem = !strcmp(res, "memory");
-        if (mem) {
-                snprintf(used, sizeof(used), "%.0fG",
-                         json_is_integer(use) ? (double)json_integer_value(use) / (1 << 30) : 0);
-                snprintf(lim, sizeof(lim), "%.0fG",
-                         json_is_integer(nom) ? (double)json_integer_value(nom) / (1 << 30) : 0);
+        if (mem) { /* the one formatter: "16GiB", "1.5TiB" */
+                kerf_format_size(json_is_integer(use) && json_integer_value(use) > 0
+                                     ? (uint64_t)json_integer_value(use)
+                                     : 0,
+                                 used, sizeof(used));
+                kerf_format_size(json_is_integer(nom) && json_integer_value(nom) > 0
+                                     ? (uint64_t)json_integer_value(nom)
+                                     : 0,
+                                 lim, sizeof(lim));
         } else {
                 snprintf(used, sizeof(used), "%lld",
                          json_is_integer(use) ? (long long)json_integer_value(use) : 0);
                 snprintf(lim, sizeof(lim), "%lld",
                          json_is_integer(nom) ? (long long)json_integer_value(nom) : 0);
         }
-        snprintf(out, 48, "%s/%s", used, json_is_integer(nom) ? lim : "inf");
+        snprintf(out, sizeof(b[0]), "%s/%s", used, json_is_integer(nom) ? lim : "inf");
         return out;
 }
 
@@ -346,15 +350,21 @@ int cli_quota(cli *c, int argc, char **argv)
                 uint64_t b;
                 if (!strcmp(val, "unlimited")) {
                         jv = json_null();
-                } else if (!strcmp(res, "memory") && kerf_parse_bytes(val, &b) == 0) {
+                } else if (!strcmp(res, "memory")) {
+                        char flag[32];
+                        snprintf(flag, sizeof(flag), "%s", argv[i - 1] + 2);
+                        if (!cli_parse_size(flag, val, KERF_QUOTA_MAX_MEM_BYTES, &b)) {
+                                json_decref(body);
+                                return KERF_EXIT_USAGE;
+                        }
                         jv = json_integer((json_int_t)b);
                 } else {
                         char *end;
                         errno = 0;
                         long long v = strtoll(val, &end, 10);
                         if (*end || errno || v < 0 || !*val) {
-                                cli_err("quota: %s: '%s' is not a non-negative number%s",
-                                        argv[i - 1], val, !strcmp(res, "memory") ? " or size" : "");
+                                cli_err("quota: %s: '%s' is not a non-negative number", argv[i - 1],
+                                        val);
                                 json_decref(body);
                                 return KERF_EXIT_USAGE;
                         }

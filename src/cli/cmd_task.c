@@ -146,11 +146,10 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
                 case O_MEM:
                 case O_HMEM: {
                         uint64_t b;
-                        if (kerf_parse_bytes(optarg, &b) < 0) {
-                                cli_err("--%s: '%s' is not a size (e.g. 16GiB, 512MiB)",
-                                        opt == O_MEM ? "memory" : "host-memory", optarg);
+                        if (!cli_parse_size(
+                                opt == O_MEM ? "memory" : "host-memory", optarg,
+                                opt == O_MEM ? KERF_MAX_GPU_MEM_BYTES : KERF_MAX_MEM_BYTES, &b))
                                 goto usage;
-                        }
                         json_object_set_new(req, opt == O_MEM ? "memory" : "host_memory",
                                             json_integer((json_int_t)b));
                         break;
@@ -164,7 +163,7 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
                                             json_integer(v));
                         break;
                 case O_CPU:
-                        if (!parse_int("cpu-milli", optarg, 0, 1LL << 40, &v))
+                        if (!parse_int("cpu-milli", optarg, 0, (long long)KERF_MAX_CPU_MILLI, &v))
                                 goto usage;
                         json_object_set_new(req, "cpu_milli", json_integer(v));
                         break;
@@ -182,14 +181,18 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
                         json_object_set_new(req, "preemptible", json_true());
                         break;
                 case O_RUNTIME:
-                case O_IDLE:
-                        if (!parse_int(opt == O_RUNTIME ? "max-runtime" : "idle-timeout", optarg, 0,
-                                       366LL * 86400, &v))
+                case O_IDLE: {
+                        uint64_t d;
+                        if (!cli_parse_duration(
+                                opt == O_RUNTIME ? "max-runtime" : "idle-timeout", optarg,
+                                opt == O_RUNTIME ? KERF_MAX_RUNTIME_S : KERF_MAX_IDLE_TIMEOUT_S,
+                                &d))
                                 goto usage;
                         json_object_set_new(req,
                                             opt == O_RUNTIME ? "max_runtime_s" : "idle_timeout_s",
-                                            json_integer(v));
+                                            json_integer((json_int_t)d));
                         break;
+                }
                 case O_ENV: {
                         const char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
@@ -535,6 +538,10 @@ int cli_show(cli *c, int argc, char **argv)
         for (const char *const *k = keys; *k; k++)
                 printf("%-14s %s\n", *k, cli_str(t, *k));
         printf("%-14s %s\n", "reason", cli_str(json_object_get(t, "reason"), "text"));
+        const json_t *rq = json_object_get(t, "request");
+        printf("%-14s memory %s, host memory %s, max runtime %s, idle timeout %s\n", "requested",
+               cli_bytes(rq, "memory"), cli_bytes(rq, "host_memory"),
+               cli_duration(rq, "max_runtime_s"), cli_duration(rq, "idle_timeout_s"));
         size_t i;
         json_t *u;
         json_array_foreach(json_object_get(t, "units"), i, u)

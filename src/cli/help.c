@@ -18,17 +18,21 @@ static const struct {
                "  --route R           insist on whole | mig | slice | mps | tslice\n"
                "  --mig-profile P     a MIG profile by name, e.g. 3g.71gb (implies --route mig)\n"
                "  --gpus N            GPUs (1..16; more than 1 means whole GPUs)\n"
-               "  --memory SIZE       GPU memory per GPU, e.g. 16GiB\n"
+               "  --memory SIZE       GPU memory per GPU, e.g. 16GiB, 512MiB, 1.5TiB\n"
                "  --compute PCT       guaranteed compute share, 0..100\n"
                "  --compute-limit PCT burst limit for slices (>= --compute)\n"
-               "  --cpu-milli N, --host-memory SIZE   node resources\n"
+               "  --cpu-milli N, --host-memory SIZE   node resources (cpu 0..100000000)\n"
                "  --gpu-model M       allowed GPU model (repeatable)\n"
                "  --priority P        -1000..1000 (default 0)\n"
                "  --preemptible       may be preempted by higher-priority work\n"
-               "  --max-runtime S, --idle-timeout S   seconds\n"
+               "  --max-runtime D, --idle-timeout D   durations, at most 365d\n"
                "  --env K=V           environment variable (repeatable)\n"
                "  --cwd DIR           working directory\n"
-               "  --json              print the task as JSON\n"},
+               "  --json              print the task as JSON\n"
+               "SIZE: a number and a binary unit: B, KiB, MiB, GiB, TiB, PiB (or K, M, G, T, P);\n"
+               "  a bare number is refused ('16': 16GiB or 16MiB?), so is 16GB (10^9 or 2^30?).\n"
+               "D: seconds (90), units d h m s (90s, 15m, 1h30m, 2d) or Slurm's [D-]HH:MM:SS,\n"
+               "  MM:SS, D-HH (1-00:00:00). The one rule: docs/UNITS.md.\n"},
     {"run", "usage: kerf run [submit flags] -- COMMAND [ARG...]\n"
             "Submits a task, streams its stdout/stderr, and exits with the task's exit code\n"
             "(128+N if killed by signal N, 125 if it never ran or was cancelled).\n"},
@@ -56,7 +60,8 @@ static const struct {
     {"quota",
      "usage: kerf quota TENANT [--json]                 show\n"
      "       kerf quota TENANT --gpus N --memory SIZE --compute PCT --mig-slices N\n"
-     "            [--borrow-RES V] [--lend-RES V]       set (admin); V may be 'unlimited'\n"},
+     "            [--borrow-RES V] [--lend-RES V]       set (admin); V may be 'unlimited'\n"
+     "memory values are sizes with a unit (64GiB, 1.5TiB; a bare number is refused)\n"},
     {"queue", "usage: kerf queue [--json]\nQueues: pending and running counts, head task.\n"},
     {"audit", "usage: kerf audit [--after SEQ] [--json]     list records\n"
               "       kerf audit export [--out FILE]       JSON Lines\n"
@@ -85,7 +90,7 @@ static const struct {
      "                    [--state succeeded,failed,cancelled] [--route R] [--limit N]\n"
      "                    [-o table|csv|json] [--json] [--no-headers]\n"
      "Ended tasks, oldest end first (as sacct): state, end reason, exit code (sigN when\n"
-     "killed), route, submit time, queue wait and elapsed time ([D-]HH:MM:SS), and the\n"
+     "killed), route, submit time, queue wait and elapsed time (1h30m), and the\n"
      "GPU-hours its runs were granted and used (- when a run was not measured), with a\n"
      "total per route. Default period: tasks that ended in the last 7 days. TIME: ISO 8601\n"
      "UTC (2026-12-01, 2026-12-01T15:00Z), 'now', or back from now (90m 24h 7d 2w).\n"
@@ -97,7 +102,7 @@ static const struct {
      "(2026-12-01, 2026-12-01T15:00:00Z), 'now', or back from now (90s 30m 24h 7d 2w).\n"
      "A tenant sees its own tasks only.\n"},
     {"cdi", "usage: kerf cdi generate [--out DIR] [--kind VENDOR/CLASS]\n"
-            "       kerf cdi attach [--pid PID] [--lease S] [submit flags]\n"
+            "       kerf cdi attach [--pid PID] [--lease D (60, 90s, 1m; <= 1h)] [submit flags]\n"
             "       kerf cdi release TASK\n"
             "CDI devices for container runtimes (docs/CLUSTER.md \"Containers (CDI)\").\n"
             "  generate  the node's static spec (whole GPUs and MIG instances by UUID), printed\n"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kerf/units.h"
 
 void cli_err(const char *fmt, ...)
 {
@@ -299,15 +300,54 @@ const char *cli_num(const json_t *obj, const char *key)
 const char *cli_bytes(const json_t *obj, const char *key)
 {
         const json_t *v = json_object_get(obj, key);
-        if (!json_is_integer(v))
+        if (json_is_string(v))
+                return cli_safe(json_string_value(v));
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
                 return "-";
-        char *b = slot();
-        double x = (double)json_integer_value(v);
-        if (x >= 1024.0 * 1024 * 1024)
-                snprintf(b, 128, "%.1fGiB", x / (1024.0 * 1024 * 1024));
-        else
-                snprintf(b, 128, "%.0fMiB", x / (1024.0 * 1024));
-        return b;
+        return kerf_format_size((uint64_t)json_integer_value(v), slot(), 128);
+}
+
+const char *cli_duration(const json_t *obj, const char *key)
+{
+        const json_t *v = json_object_get(obj, key);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return "-";
+        return kerf_format_duration((uint64_t)json_integer_value(v), slot(), 128);
+}
+
+bool cli_parse_size(const char *flag, const char *s, uint64_t max, uint64_t *ret)
+{
+        char why[256], m[KERF_UNITS_BUF];
+        uint64_t v;
+
+        if (kerf_parse_size(s, &v, why, sizeof(why)) < 0) {
+                cli_err("--%s: %s", flag, why);
+                return false;
+        }
+        if (v > max) {
+                cli_err("--%s: '%s' is more than %s", flag, s, kerf_format_size(max, m, sizeof(m)));
+                return false;
+        }
+        *ret = v;
+        return true;
+}
+
+bool cli_parse_duration(const char *flag, const char *s, uint64_t max, uint64_t *ret)
+{
+        char why[256], m[KERF_UNITS_BUF];
+        uint64_t v;
+
+        if (kerf_parse_duration(s, &v, why, sizeof(why)) < 0) {
+                cli_err("--%s: %s", flag, why);
+                return false;
+        }
+        if (v > max) {
+                cli_err("--%s: '%s' is longer than %s", flag, s,
+                        kerf_format_duration(max, m, sizeof(m)));
+                return false;
+        }
+        *ret = v;
+        return true;
 }
 
 bool cli_parse_id(const char *s, unsigned long long *ret)

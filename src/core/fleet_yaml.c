@@ -14,84 +14,6 @@
 #define MAX_NODE_REPLICAS 4096
 #define MAX_LABEL         32
 
-/* ---- byte sizes ------------------------------------------------------------------------- */
-
-/* floor(frac * 2^shift / den) without overflow: long division one bit at a time. frac < den. */
-static uint64_t scaled_fraction(uint64_t frac, uint64_t den, unsigned shift)
-{
-        uint64_t q = 0, rem = frac;
-
-        for (unsigned i = 0; i < shift; i++) {
-                q <<= 1;
-                rem <<= 1;
-                if (rem >= den) {
-                        q |= 1;
-                        rem -= den;
-                }
-        }
-        return q;
-}
-
-int kerf_parse_bytes(const char *s, uint64_t *ret)
-{
-        static const struct {
-                const char *suffix[3];
-                unsigned shift;
-        } units[] = {
-            {{"", "B", NULL}, 0},     {{"K", "KB", "KiB"}, 10}, {{"M", "MB", "MiB"}, 20},
-            {{"G", "GB", "GiB"}, 30}, {{"T", "TB", "TiB"}, 40}, {{"P", "PB", "PiB"}, 50},
-        };
-        uint64_t ip = 0, frac = 0, den = 1, v;
-        unsigned ndig = 0, nfrac = 0;
-        const char *p = s;
-
-        if (!s || !ret)
-                return -EINVAL;
-        for (; *p >= '0' && *p <= '9'; p++, ndig++) {
-                uint64_t d = (uint64_t)(*p - '0');
-                if (ip > (UINT64_MAX - d) / 10)
-                        return -EINVAL;
-                ip = ip * 10 + d;
-        }
-        if (*p == '.') {
-                for (p++; *p >= '0' && *p <= '9'; p++, nfrac++) {
-                        if (nfrac >= 9)
-                                return -EINVAL; /* more precision than any byte count needs */
-                        frac = frac * 10 + (uint64_t)(*p - '0');
-                        den *= 10;
-                }
-                if (nfrac == 0)
-                        return -EINVAL;
-        }
-        if (ndig == 0)
-                return -EINVAL;
-        if (*p == ' ') {
-                p++;
-                if (!*p)
-                        return -EINVAL; /* "16 " */
-        }
-        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
-                for (size_t k = 0; k < 3 && units[u].suffix[k]; k++) {
-                        if (strcasecmp(p, units[u].suffix[k]) != 0)
-                                continue;
-                        if (units[u].shift == 0 && nfrac)
-                                return -EINVAL; /* a fraction of a byte */
-                        if (units[u].shift && ip > (UINT64_MAX >> units[u].shift))
-                                return -EINVAL;
-                        v = ip << units[u].shift;
-                        if (nfrac) {
-                                uint64_t fb = scaled_fraction(frac, den, units[u].shift);
-                                if (v > UINT64_MAX - fb)
-                                        return -EINVAL;
-                                v += fb;
-                        }
-                        *ret = v;
-                        return 0;
-                }
-        }
-        return -EINVAL;
-}
-
 /* ---- parser state ----------------------------------------------------------------------- */
 
 typedef struct ctx {
@@ -218,6 +140,9 @@ static int want_cpus(ctx *c, const yaml_node_t *v, uint64_t *ret)
                 return fail(c, v, "'cpus' must be a number of CPUs like 64 or 0.5, got '%s'", s);
         for (unsigned i = nf; i < 3; i++)
                 milli *= 10;
+        if (whole * 1000 + milli > KERF_MAX_CPU_MILLI)
+                return fail(c, v, "'cpus' must be at most %llu, got '%s'",
+                            KERF_MAX_CPU_MILLI / 1000, s);
         *ret = whole * 1000 + milli;
         return 0;
 }
@@ -484,7 +409,7 @@ static int read_node(ctx *c, kerf_fleet *f, const yaml_node_t *m)
                         return r;
         }
         if ((v = get(c, m, "cpu_milli"))) {
-                r = want_int(c, v, "cpu_milli", 0, 1000000000LL, &x);
+                r = want_int(c, v, "cpu_milli", 0, (long long)KERF_MAX_CPU_MILLI, &x);
                 if (r < 0)
                         return r;
                 cpu_milli = (uint64_t)x;
@@ -493,8 +418,11 @@ static int read_node(ctx *c, kerf_fleet *f, const yaml_node_t *m)
                 r = want_scalar(c, v, "memory", &s);
                 if (r < 0)
                         return r;
-                if (kerf_parse_bytes(s, &mem) < 0)
-                        return fail(c, v, "'memory' must be a size like 512GiB, got '%s'", s);
+                char why[256];
+                if (kerf_parse_size(s, &mem, why, sizeof(why)) < 0)
+                        return fail(c, v, "'memory': %s", why);
+                if (mem > KERF_MAX_MEM_BYTES)
+                        return fail(c, v, "'memory': at most 1EiB, got '%s'", s);
         }
         if ((v = get(c, m, "driver"))) {
                 r = want_scalar(c, v, "driver", &driver);

@@ -13,7 +13,8 @@
 static const char *res_key[KERF_RES_COUNT] = {"gpus", "memory", "compute", "mig_slices"};
 /* Largest finite quota per resource: GPUs and MIG slices of a very large cohort, compute in
  * percent of a GPU, memory 1 EiB. */
-static const uint64_t res_max[KERF_RES_COUNT] = {1u << 20, 1ull << 60, 100u << 20, 1u << 20};
+static const uint64_t res_max[KERF_RES_COUNT] = {KERF_QUOTA_MAX_GPUS, KERF_QUOTA_MAX_MEM_BYTES,
+                                                 KERF_QUOTA_MAX_COMPUTE, KERF_QUOTA_MAX_MIG_SLICES};
 
 static json_t *lim(uint64_t v)
 {
@@ -209,7 +210,7 @@ static bool parse_quota(kreq *r, json_t *q, kerfd_tenant_cfg *c)
                         else if (json_is_integer(vv) && json_integer_value(vv) >= 0)
                                 x = (uint64_t)json_integer_value(vv);
                         else if (res == KERF_RES_MEM && json_is_string(vv) &&
-                                 kerf_parse_bytes(json_string_value(vv), &x) == 0)
+                                 kerf_parse_size(json_string_value(vv), &x, NULL, 0) == 0)
                                 ;
                         else
                                 x = res_max[res] + 1;

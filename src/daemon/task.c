@@ -72,13 +72,51 @@ static bool get_int(json_t *v, long long lo, long long hi, long long *ret)
         return true;
 }
 
-static bool get_size(json_t *v, uint64_t *ret)
+/* A request stored before the one size rule may hold a string kerfd then read otherwise: a
+ * bare byte count ("17179869184") or a decimal-looking unit read as binary ("16GB" = 16GiB).
+ * Recovery reads it as it was accepted, through the one parser; a new request never gets here. */
+static int legacy_size(const char *s, uint64_t *ret)
 {
+        char buf[64];
+        size_t n = strlen(s);
+
+        if (n == 0 || n + 2 >= sizeof(buf))
+                return -EINVAL;
+        if (strspn(s, "0123456789") == n)
+                snprintf(buf, sizeof(buf), "%sB", s);
+        else if (n >= 2 && (s[n - 1] == 'B' || s[n - 1] == 'b') && strchr("KMGTPkmgtp", s[n - 2]))
+                snprintf(buf, sizeof(buf), "%.*siB", (int)(n - 1), s);
+        else
+                return -EINVAL;
+        return kerf_parse_size(buf, ret, NULL, 0);
+}
+
+/* A size in the API (docs/UNITS.md): an integer is bytes, a string needs a unit ("16GiB").
+ * At most `max` bytes. `stored`: a recovered request, read as it was accepted (legacy_size, no
+ * bound it did not have then). On failure says why in why[0..len). */
+static bool get_size(json_t *v, bool stored, uint64_t max, uint64_t *ret, char *why, size_t len)
+{
+        uint64_t b;
+
+        if (stored)
+                max = UINT64_MAX;
         if (json_is_integer(v) && json_integer_value(v) >= 0) {
-                *ret = (uint64_t)json_integer_value(v);
-                return true;
+                b = (uint64_t)json_integer_value(v);
+        } else if (json_is_string(v)) {
+                if (kerf_parse_size(json_string_value(v), &b, why, len) < 0 &&
+                    (!stored || legacy_size(json_string_value(v), &b) < 0))
+                        return false;
+        } else {
+                snprintf(why, len, "bytes (an integer) or a string with a unit such as \"16GiB\"");
+                return false;
         }
-        return json_is_string(v) && kerf_parse_bytes(json_string_value(v), ret) == 0;
+        if (b > max) {
+                char m[KERF_UNITS_BUF];
+                snprintf(why, len, "at most %s", kerf_format_size(max, m, sizeof(m)));
+                return false;
+        }
+        *ret = b;
+        return true;
 }
 
 static bool name_ok(const char *s, bool empty_ok)
@@ -104,6 +142,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
 {
         json_t *o = t->req_json, *v;
         kerf_request *q = &t->req;
+        char bad[256];
         long long x;
         int r = 0;
 
@@ -171,8 +210,9 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                         BAD("invalid_argument", "gpus: an integer 1..16");
                 q->gpus = (unsigned)x;
         }
-        if ((v = json_object_get(o, "memory")) && !get_size(v, &q->mem_bytes))
-                BAD("invalid_argument", "memory: bytes, or a size such as \"16GiB\"");
+        if ((v = json_object_get(o, "memory")) &&
+            !get_size(v, stored, KERF_MAX_GPU_MEM_BYTES, &q->mem_bytes, bad, sizeof(bad)))
+                BAD("invalid_argument", "memory: %s", bad);
         if ((v = json_object_get(o, "compute"))) {
                 if (!get_int(v, 0, 100, &x))
                         BAD("invalid_argument", "compute: an integer 0..100");
@@ -184,12 +224,14 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                 q->compute_limit_pct = (unsigned)x;
         }
         if ((v = json_object_get(o, "cpu_milli"))) {
-                if (!get_int(v, 0, 100000000, &x))
-                        BAD("invalid_argument", "cpu_milli: an integer >= 0");
+                if (!get_int(v, 0, (long long)KERF_MAX_CPU_MILLI, &x))
+                        BAD("invalid_argument", "cpu_milli: an integer 0..%llu",
+                            KERF_MAX_CPU_MILLI);
                 q->cpu_milli = (uint64_t)x;
         }
-        if ((v = json_object_get(o, "host_memory")) && !get_size(v, &q->host_mem_bytes))
-                BAD("invalid_argument", "host_memory: bytes, or a size such as \"16GiB\"");
+        if ((v = json_object_get(o, "host_memory")) &&
+            !get_size(v, stored, KERF_MAX_MEM_BYTES, &q->host_mem_bytes, bad, sizeof(bad)))
+                BAD("invalid_argument", "host_memory: %s", bad);
         if ((v = json_object_get(o, "gpu_models"))) {
                 size_t i;
                 json_t *m;
@@ -226,13 +268,15 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
         if (n->cfg.policy.force_preemptible[q->workload])
                 q->preemptible = true;
         if ((v = json_object_get(o, "max_runtime_s"))) {
-                if (!get_int(v, 0, 365LL * 86400, &x))
-                        BAD("invalid_argument", "max_runtime_s: an integer 0..31536000");
+                if (!get_int(v, 0, (long long)KERF_MAX_RUNTIME_S, &x))
+                        BAD("invalid_argument", "max_runtime_s: an integer 0..%llu (365 days)",
+                            KERF_MAX_RUNTIME_S);
                 t->max_runtime_s = q->max_runtime_s = (uint64_t)x;
         }
         if ((v = json_object_get(o, "idle_timeout_s"))) {
-                if (!get_int(v, 0, 365LL * 86400, &x))
-                        BAD("invalid_argument", "idle_timeout_s: an integer 0..31536000");
+                if (!get_int(v, 0, (long long)KERF_MAX_IDLE_TIMEOUT_S, &x))
+                        BAD("invalid_argument", "idle_timeout_s: an integer 0..%llu (365 days)",
+                            KERF_MAX_IDLE_TIMEOUT_S);
                 t->idle_timeout_s = q->idle_timeout_s = (uint64_t)x;
         }
         v = json_object_get(o, "command");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kerf/units.h"
 #include "load.h"
 
 static const char *const mode_names[KL_NMODES] = {"serve", "train", "dev", "hog", "crash", "probe"};
@@ -67,7 +68,7 @@ static const opt opts[] = {
     {"--busy-ms", T_UINT, O(busy_ms), M(KL_DEV), 1, 3600000, "MS  busy part of a cycle (200)"},
     {"--idle-ms", T_UINT, O(idle_ms), M(KL_DEV), 0, 3600000, "MS  idle part of a cycle (800)"},
     {"--chunk", T_SIZE, O(chunk), M(KL_HOG), 2 << 20, 1e15, "SIZE  allocation size (256MiB)"},
-    {"--hold-s", T_DBL, O(hold_s), M(KL_HOG), 0, 86400 * 365.0,
+    {"--hold-s", T_DBL, O(hold_s), M(KL_HOG), 0, (double)KERF_MAX_RUNTIME_S,
      "S  hold this long after the fill (until killed)"},
     {"--spin", T_FLAG, O(spin), M(KL_HOG), 0, 0, "  also spin kernels while holding"},
     {"--after-ms", T_UINT, O(after_ms), M(KL_CRASH), 0, 86400000, "MS  work this long (1000)"},
@@ -98,42 +99,6 @@ static void usage(FILE *f)
         fprintf(f, "  --print-ptx        print the PTX spin kernel and exit\n");
 }
 
-int kl_parse_size(const char *s, uint64_t *ret)
-{
-        errno = 0;
-        char *end;
-        if (!isdigit((unsigned char)s[0]))
-                return -1;
-        double v = strtod(s, &end);
-        if (errno || end == s || !isfinite(v) || v < 0)
-                return -1;
-        static const struct {
-                const char *suf;
-                double mul;
-        } sfx[] = {{"", 1},
-                   {"B", 1},
-                   {"KiB", 1024.0},
-                   {"MiB", 1048576.0},
-                   {"GiB", 1073741824.0},
-                   {"TiB", 1099511627776.0},
-                   {"KB", 1e3},
-                   {"MB", 1e6},
-                   {"GB", 1e9},
-                   {"TB", 1e12},
-                   {"K", 1024.0},
-                   {"M", 1048576.0},
-                   {"G", 1073741824.0}};
-        for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
-                if (!strcmp(end, sfx[i].suf)) {
-                        double b = v * sfx[i].mul;
-                        if (b >= 1.8e19 || b != floor(b))
-                                return -1;
-                        *ret = (uint64_t)b;
-                        return 0;
-                }
-        return -1;
-}
-
 static int bad(const char *name, const char *val, const char *why)
 {
         fprintf(stderr, "kerf-load: %s%s%s: %s (kerf-load --help)\n", name, val ? " " : "",
@@ -155,7 +120,7 @@ static int parse_num(const char *s, double *ret)
 static int set_value(const opt *p, const char *v, kl_opts *o)
 {
         char *base = (char *)o + p->off;
-        char why[96];
+        char why[256];
         snprintf(why, sizeof(why), "must be a number from %.10g to %.10g", p->min, p->max);
         double d;
         uint64_t u;
@@ -175,11 +140,13 @@ static int set_value(const opt *p, const char *v, kl_opts *o)
                 *(double *)(void *)base = d;
                 return 0;
         case T_SIZE:
-                if (kl_parse_size(v, &u) < 0)
-                        return bad(p->name, v, "not a size (bytes, or e.g. 512MiB, 4GiB, 2GB)");
+                if (kerf_parse_size(v, &u, why, sizeof(why)) < 0)
+                        return bad(p->name, v, why);
                 if ((double)u < p->min || (double)u > p->max) {
-                        snprintf(why, sizeof(why), "must be from %.0f to %.0f bytes", p->min,
-                                 p->max);
+                        char lo[KERF_UNITS_BUF], hi[KERF_UNITS_BUF];
+                        snprintf(why, sizeof(why), "must be from %s to %s",
+                                 kerf_format_size((uint64_t)p->min, lo, sizeof(lo)),
+                                 kerf_format_size((uint64_t)p->max, hi, sizeof(hi)));
                         return bad(p->name, v, why);
                 }
                 *(uint64_t *)(void *)base = u;

@@ -73,8 +73,6 @@ int kl_args_parse(int argc, char **argv, kl_opts *o);
 const char *kl_mode_name(kl_mode m);
 const char *kl_pattern_name(kl_pattern p);
 const char *kl_how_name(kl_how h);
-/* Parses "4GiB", "512MiB", "2MB", "1024" (bytes) into *ret. 0 or -1 (ret untouched). */
-int kl_parse_size(const char *s, uint64_t *ret);
 
 /* ---- JSON lines (out.c) ---- */
 

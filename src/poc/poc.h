@@ -156,7 +156,7 @@ long poc_task_get(poc_ctx *p, poc_task *t);
 double poc_task_num(const poc_task *t, const char *path, double dflt);
 /* A string field of t->last (dotted path "reason.code"), or "". */
 const char *poc_task_str(const poc_task *t, const char *path);
-/* The kerf-load argv element for a size in bytes ("1073741824"): a static rotating buffer. */
+/* The kerf-load argv element for a size in bytes ("1073741824B"): a static rotating buffer. */
 const char *poc_bytes_arg(unsigned long long bytes);
 /* Sleeps ms (returns early, false, when the run was interrupted). */
 bool poc_sleep_ms(poc_ctx *p, int ms);

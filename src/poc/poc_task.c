@@ -252,7 +252,7 @@ const char *poc_bytes_arg(unsigned long long bytes)
         static char buf[8][32];
         static unsigned k;
         char *b = buf[k++ % 8];
-        snprintf(b, 32, "%llu", bytes);
+        snprintf(b, 32, "%lluB", bytes); /* a unit: kerf-load refuses bare numbers */
         return b;
 }
 

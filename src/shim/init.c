@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kerf/units.h"
 #include "syms.h"
 
 /*
@@ -78,7 +79,8 @@ __attribute__((weak)) void ks__limiter_ctx_gone(CUcontext ctx)
 
 /* ---- the region ---- */
 
-#define KS_SANE_MAX_BYTES (1ull << 50) /* 1 PiB: no GPU has more; a larger value is a lie */
+/* no GPU has more than 1 PiB (include/kerf/units.h): a larger value is a lie */
+#define KS_SANE_MAX_BYTES KERF_MAX_GPU_MEM_BYTES
 
 /* Reads the header of a file that failed kerf_slice_region_map to say what it is. */
 static void explain_foreign(const char *path, int err)

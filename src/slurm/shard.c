@@ -1,52 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* shard.c - the option value parsers of spank_kerf.so (the shard rule is include/kerf/shard.h) */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "kerf/units.h"
 #include "spank_kerf.h"
 
-int kerf_spank_parse_size(const char *s, uint64_t *ret)
+int kerf_spank_parse_mem(const char *s, uint64_t *ret, char *err, size_t errlen)
 {
-        char *end;
-        unsigned long long v;
-        unsigned shift = 0;
+        uint64_t v;
+        int r = kerf_parse_size(s, &v, err, errlen);
 
-        if (!s || *s < '0' || *s > '9')
+        if (r < 0)
+                return r;
+        if (v == 0 || v > KERF_MAX_GPU_MEM_BYTES) {
+                if (err && errlen)
+                        snprintf(err, errlen, "'%.40s' is not in 1B..1PiB", s);
                 return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || end == s)
-                return -EINVAL;
-        if (*end) {
-                switch (*end) {
-                case 'k':
-                case 'K':
-                        shift = 10;
-                        break;
-                case 'm':
-                case 'M':
-                        shift = 20;
-                        break;
-                case 'g':
-                case 'G':
-                        shift = 30;
-                        break;
-                case 't':
-                case 'T':
-                        shift = 40;
-                        break;
-                default:
-                        return -EINVAL;
-                }
-                end++;
-                if (*end && strcasecmp(end, "iB") != 0 && strcasecmp(end, "B") != 0)
-                        return -EINVAL;
         }
-        if (v == 0 || (shift && v > (UINT64_MAX >> shift)))
-                return -EINVAL;
-        *ret = (uint64_t)v << shift;
+        *ret = v;
         return 0;
 }
 

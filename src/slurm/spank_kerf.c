@@ -99,6 +99,7 @@ static int opt_cb(int val, const char *arg, int remote)
                            : val == OPT_LIMIT   ? "--gpu-compute-limit"
                                                 : "--kerf-tenant";
         const char *want = NULL;
+        char why[256];
         (void)remote;
         if (!arg || !*arg) {
                 slurm_error("kerf: %s: a value is required", name);
@@ -118,8 +119,8 @@ static int opt_cb(int val, const char *arg, int remote)
                         snprintf(g.tier, sizeof(g.tier), "%s", arg);
                 break;
         case OPT_MEM:
-                if (kerf_spank_parse_size(arg, &g.memory) < 0)
-                        want = "a size such as 4G, 512MiB or a byte count";
+                if (kerf_spank_parse_mem(arg, &g.memory, why, sizeof(why)) < 0)
+                        want = why;
                 else
                         g.has_memory = true;
                 break;
@@ -141,6 +142,10 @@ static int opt_cb(int val, const char *arg, int remote)
                 else
                         snprintf(g.tenant, sizeof(g.tenant), "%s", arg);
         }
+        if (want == why) {
+                slurm_error("kerf: %s=%s: not valid: %s", name, arg, why);
+                return -1;
+        }
         if (want) {
                 slurm_error("kerf: %s=%s: not valid; expected %s", name, arg, want);
                 return -1;
@@ -157,8 +162,9 @@ static struct spank_option options[] = {
     {"kerf-workload", "TYPE", "kerf: workload type (training, inference, dev, batch)", 1,
      OPT_WORKLOAD, opt_cb},
     {"kerf-tier", "TIER", "kerf: risk tier (high, queueable, exploratory)", 1, OPT_TIER, opt_cb},
-    {"gpu-mem", "SIZE", "kerf: GPU memory per GPU (4G, 512MiB); default: the shards' share", 1,
-     OPT_MEM, opt_cb},
+    {"gpu-mem", "SIZE",
+     "kerf: GPU memory per GPU (4GiB, 512MiB; 4G = 4GiB); default: the shards' share", 1, OPT_MEM,
+     opt_cb},
     {"gpu-compute", "PCT", "kerf: guaranteed compute % of a GPU; default: the shards' share", 1,
      OPT_COMPUTE, opt_cb},
     {"gpu-compute-limit", "PCT", "kerf: burst compute limit % (>= --gpu-compute)", 1, OPT_LIMIT,

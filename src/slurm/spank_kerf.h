@@ -18,9 +18,10 @@
 int kerf_spank_http(const char *sock, const char *method, const char *path, const char *body,
                     long timeout_ms, long *ret_status, json_t **ret_body, char *err, size_t errlen);
 
-/* Parses a size: bytes, or a number with K/M/G/T (binary: KiB...; "4G" = "4GiB" = 4*2^30).
- * Returns 0 and *ret, or -EINVAL. */
-int kerf_spank_parse_size(const char *s, uint64_t *ret);
+/* Parses --gpu-mem by the one size rule (kerf_parse_size, docs/UNITS.md: "4G" = "4GiB",
+ * a unit is required, "4GB" is refused as ambiguous), 1B..KERF_MAX_GPU_MEM_BYTES. Returns 0
+ * and *ret, or -EINVAL / -ERANGE with what was wrong and the accepted forms in err. */
+int kerf_spank_parse_mem(const char *s, uint64_t *ret, char *err, size_t errlen);
 
 /* Parses an integer percentage lo..100. Returns 0 and *ret, or -EINVAL. */
 int kerf_spank_parse_pct(const char *s, unsigned lo, unsigned *ret);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "kerf/units.h"
 
 static kd K;
 
@@ -403,6 +404,11 @@ static void test_tenants_quota(void **st)
             json_integer_value(json_object_get(json_object_get(q, "memory"), "nominal")),
             64LL << 30);
         out_fini(&o);
+        o = kerf("tenants"); /* the memory quota by the one formatter: used/nominal */
+        assert_ok(&o);
+        if (!strstr(o.out, "/64GiB"))
+                fail_msg("tenants: no /64GiB: %s", o.out);
+        out_fini(&o);
         o = kerf("quota", "nosuchtenant");
         assert_one_error(&o, 4);
         out_fini(&o);
@@ -617,8 +623,8 @@ static void test_slice_verbs(void **st)
         assert_ok(&o);
         assert_non_null(strstr(o.out, "suspended"));
         assert_non_null(strstr(o.out, "enforcement    shim"));
-        assert_non_null(strstr(o.out, "memory         118MiB used")); /* 123456789 bytes */
-        assert_non_null(strstr(o.out, "cap 4.0GiB"));
+        assert_non_null(strstr(o.out, "memory         117.74MiB used")); /* 123456789 bytes */
+        assert_non_null(strstr(o.out, "cap 4GiB"));
         assert_non_null(strstr(o.out, "compute"));
         assert_non_null(strstr(o.out, "throttling     1.500 s throttled"));
         out_fini(&o);
@@ -629,7 +635,7 @@ static void test_slice_verbs(void **st)
         o = kerf("top", "--once");
         assert_ok(&o);
         assert_non_null(strstr(o.out, "slices:"));
-        assert_non_null(strstr(o.out, "118MiB/4.0GiB"));
+        assert_non_null(strstr(o.out, "117.74MiB/4GiB"));
         out_fini(&o);
         o = kerf("suspend", ids); /* already suspended: one error line, exit non-zero */
         assert_true(o.code != 0);
@@ -816,6 +822,77 @@ static void test_client_config(void **st)
         out_fini(&o);
 }
 
+/* The one size and duration rule (docs/UNITS.md) on the command line: a bare number is no size
+ * and names the forms; durations take seconds, units and Slurm's forms; show prints them back
+ * with the one formatter. */
+static void test_units_flags(void **st)
+{
+        static const struct {
+                const char *argv[6];
+                const char *err; /* the whole stderr */
+        } bad[] = {
+            {{"submit", "--memory", "16", "--", "/bin/true"},
+             "kerf: --memory: '16' has no unit: write 16GiB or 16MiB\n"},
+            {{"run", "--host-memory", "16GB", "--", "/bin/true"},
+             "kerf: --host-memory: '16GB' is ambiguous (powers of 1000 or of 1024?): write 16GiB "
+             "(kerf's units are binary)\n"},
+            {{"submit", "--memory", "2PiB", "--", "/bin/true"},
+             "kerf: --memory: '2PiB' is more than 1PiB\n"},
+            {{"submit", "--max-runtime", "1y", "--", "/bin/true"},
+             "kerf: --max-runtime: '1y' is not a duration: write seconds (90), units d h m s in "
+             "that order (90s, 15m, 1h30m, 2d) or Slurm's [D-]HH:MM:SS, MM:SS, D-HH "
+             "(1-00:00:00)\n"},
+            {{"submit", "--idle-timeout", "366d", "--", "/bin/true"},
+             "kerf: --idle-timeout: '366d' is longer than 365d\n"},
+            {{"submit", "--max-runtime", "1-24:00:00", "--", "/bin/true"},
+             "kerf: --max-runtime: '1-24:00:00': minutes and seconds are 0..59, hours after 'D-' "
+             "0..23 (Slurm's [D-]HH:MM:SS)\n"},
+            {{"quota", "alice", "--memory", "48"},
+             "kerf: --memory: '48' has no unit: write 48GiB or 48MiB\n"},
+            {{"quota", "alice", "--lend-memory", "1TB"},
+             "kerf: --lend-memory: '1TB' is ambiguous (powers of 1000 or of 1024?): write 1TiB "
+             "(kerf's units are binary)\n"},
+        };
+        (void)st;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                const char *const *a = bad[i].argv;
+                out o = kerf(a[0], a[1], a[2], a[3], a[4], a[5]);
+                if (o.code != 2 || strcmp(o.err, bad[i].err) != 0)
+                        fail_msg("kerf %s %s %s: exit %d, stderr [%s], want 2 [%s]", a[0], a[1],
+                                 a[2], o.code, o.err, bad[i].err);
+                assert_string_equal(o.out, "");
+                out_fini(&o);
+        }
+
+        out o = kerf("--json", "submit", "--tenant", "alice", "--memory", "1.5GiB", "--max-runtime",
+                     "1h30m", "--idle-timeout", "1-00:00:00", "--", "/bin/sleep", "30");
+        assert_ok(&o);
+        json_t *req = json_object_get(o.js, "request");
+        assert_int_equal(json_integer_value(json_object_get(req, "memory")), 1536 * KERF_MIB);
+        assert_int_equal(json_integer_value(json_object_get(req, "max_runtime_s")), 5400);
+        assert_int_equal(json_integer_value(json_object_get(req, "idle_timeout_s")), 86400);
+        char ids[32];
+        snprintf(ids, sizeof(ids), "%lld",
+                 (long long)json_integer_value(json_object_get(o.js, "id")));
+        out_fini(&o);
+        o = kerf("show", ids);
+        assert_ok(&o);
+        if (!strstr(o.out, "requested      memory 1.5GiB, host memory -, max runtime 1h30m, "
+                           "idle timeout 1d\n"))
+                fail_msg("show: %s", o.out);
+        out_fini(&o);
+        o = kerf("cancel", ids);
+        assert_ok(&o);
+        out_fini(&o);
+        o = kerf("--json", "submit", "--tenant", "alice", "--max-runtime", "90", "--idle-timeout",
+                 "05:00", "--", "/bin/true");
+        assert_ok(&o);
+        req = json_object_get(o.js, "request");
+        assert_int_equal(json_integer_value(json_object_get(req, "max_runtime_s")), 90);
+        assert_int_equal(json_integer_value(json_object_get(req, "idle_timeout_s")), 300);
+        out_fini(&o);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -832,6 +909,7 @@ int main(void)
             cmocka_unit_test(test_help),
             cmocka_unit_test(test_replay),
             cmocka_unit_test(test_bad_command_lines),
+            cmocka_unit_test(test_units_flags),
             cmocka_unit_test(test_unreachable_and_not_found),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -48,9 +48,25 @@ static const struct bad {
     {"limits:\n  threads: many\n", 2, "threads: expected an integer 1..256, got \"many\""},
     {"limits:\n  threads: 0\n", 2, "threads: expected an integer 1..256"},
     {"limits:\n  tick_ms: 2\n", 2, "tick_ms: expected an integer 5..10000"},
-    {"limits:\n  max_body: 12 apples\n", 2, "max_body: expected a size"},
-    {"limits:\n  max_body: 100\n", 2, "max_body: 1KiB..64MiB"},
-    {"limits:\n  grace_s: -3\n", 2, "grace_s: expected a non-negative integer"},
+    {"limits:\n  max_body: 12 apples\n", 2,
+     "max_body: '12 apples' is not a size: write a number and a binary unit"},
+    {"limits:\n  max_body: 100B\n", 2, "max_body: 1KiB..64MiB, got \"100B\""},
+    /* the one size rule (docs/UNITS.md): a bare number is no size, GB is ambiguous */
+    {"limits:\n  max_body: 65536\n", 2, "max_body: '65536' has no unit"},
+    {"tenants:\n  - name: a\n    quota:\n      memory: {nominal: 48}\n", 4,
+     "quota.memory.nominal: '48' has no unit: write 48GiB or 48MiB"},
+    {"tenants:\n  - name: a\n    quota:\n      memory:\n        nominal: 1TiB\n"
+     "        borrow_limit: 2GB\n",
+     6, "quota.memory.borrow_limit: '2GB' is ambiguous (powers of 1000 or of 1024?): write 2GiB"},
+    {"tenants:\n  - name: a\n    quota:\n      memory: {lend: 2048PiB}\n", 4,
+     "quota.memory.lend: 0B..1024PiB, got \"2048PiB\""},
+    {"policy:\n  dev_default_memory: 16\n", 2,
+     "dev_default_memory: '16' has no unit: write 16GiB or 16MiB"},
+    {"policy:\n  dev_default_memory: 2PiB\n", 2, "dev_default_memory: 1MiB..1PiB"},
+    /* durations: seconds or the one duration rule */
+    {"limits:\n  grace_s: -3\n", 2, "grace_s: '-3' is not a duration: write seconds (90)"},
+    {"limits:\n  grace_s: 2h\n", 2, "grace_s: 0s..1h, got \"2h\""},
+    {"limits:\n  request_timeout_s: 0\n", 2, "request_timeout_s: 1s..1h, got \"0\""},
     {"limits: [1, 2]\n", 1, "limits: expected a mapping"},
     {"socket: /tmp/"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -173,7 +189,13 @@ static void test_good_configs(void **st)
         snprintf(path, sizeof(path), "%s/rel.yaml", dir);
         f = fopen(path, "w");
         assert_non_null(f);
-        fputs("state_dir: state\nsocket: /tmp/kerf-test.sock\n", f);
+        fputs("state_dir: state\nsocket: /tmp/kerf-test.sock\n"
+              "limits: {grace_s: 1m30s, request_timeout_s: 00:30, min_lease_s: 45, max_body: "
+              "1MiB}\n"
+              "policy: {dev_default_memory: 8G}\n"
+              "tenants:\n  - name: a\n    quota: {memory: {nominal: 1.5TiB, borrow_limit: 0, "
+              "lend_limit: 512 GiB}}\n",
+              f);
         fclose(f);
         ex = check(path, out, sizeof(out));
         if (ex != 0)

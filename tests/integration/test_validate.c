@@ -126,7 +126,30 @@ static void test_sweep(void **st)
         bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"memory\":-1}", NULL,
             400, "invalid_argument", "memory");
         bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"memory\":\"lots\"}",
-            NULL, 400, "invalid_argument", "memory");
+            NULL, 400, "invalid_argument", "memory: 'lots' is not a size");
+        /* the one size rule (docs/UNITS.md): an integer is bytes, a string needs a unit */
+        bad("POST", "/v1/tasks",
+            "{\"tenant\":\"alice\",\"command\":[\"x\"],\"memory\":\"17179869184\"}", NULL, 400,
+            "invalid_argument", "memory: '17179869184' has no unit: write 17179869184GiB");
+        bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"memory\":\"16GB\"}",
+            NULL, 400, "invalid_argument", "memory: '16GB' is ambiguous");
+        bad("POST", "/v1/tasks",
+            "{\"tenant\":\"alice\",\"command\":[\"x\"],\"memory\":2251799813685248}", NULL, 400,
+            "invalid_argument", "memory: at most 1PiB");
+        bad("POST", "/v1/tasks",
+            "{\"tenant\":\"alice\",\"command\":[\"x\"],\"host_memory\":\"2048PiB\"}", NULL, 400,
+            "invalid_argument", "host_memory: at most 1024PiB");
+        bad("POST", "/v1/tasks",
+            "{\"tenant\":\"alice\",\"command\":[\"x\"],\"cpu_milli\":100000001}", NULL, 400,
+            "invalid_argument", "cpu_milli: an integer 0..100000000");
+        bad("POST", "/v1/tasks",
+            "{\"tenant\":\"alice\",\"command\":[\"x\"],\"max_runtime_s\":31536001}", NULL, 400,
+            "invalid_argument", "max_runtime_s: an integer 0..31536000 (365 days)");
+        bad("POST", "/v1/tasks",
+            "{\"tenant\":\"alice\",\"command\":[\"x\"],\"idle_timeout_s\":31622400}", NULL, 400,
+            "invalid_argument", "idle_timeout_s: an integer 0..31536000");
+        bad("PUT", "/v1/tenants/alice/quota", "{\"memory\":{\"nominal\":\"48\"}}", NULL, 400,
+            "invalid_argument", "quota.memory.nominal");
         bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"compute\":101}", NULL,
             400, "invalid_argument", "compute");
         bad("POST", "/v1/tasks",

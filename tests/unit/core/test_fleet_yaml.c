@@ -298,7 +298,16 @@ static void bad_files(void **state)
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    memory: lots\n",
-                  3, "'memory' must be a size", "lots");
+                  3, "'memory': 'lots' is not a size", "GiB");
+        /* 13b: a bare number is not a size (bytes? GiB?): the one rule, docs/UNITS.md */
+        parse_bad("nodes:\n"
+                  "  - name: n0\n"
+                  "    memory: 512\n",
+                  3, "'memory': '512' has no unit", "write 512GiB or 512MiB");
+        parse_bad("nodes:\n"
+                  "  - name: n0\n"
+                  "    cpus: 100001\n",
+                  3, "'cpus' must be at most 100000", NULL);
         /* 14: bad cuda version, bad bool, bad numa */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
