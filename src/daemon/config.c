@@ -672,6 +672,62 @@ static int parse_cdi(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         return r;
 }
 
+/* queues[]: {name, mode: strict|best-effort, backfill: bool, starvation_s} (docs/DAEMON.md
+ * "Queues"; docs/SCHEDULER.md "Queue modes and backfill") */
+static int parse_queue(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        kerfd_queue_cfg *q;
+        const char *mode = NULL;
+        yaml_node_t *starve = NULL;
+        uint64_t v;
+        int r;
+
+        if ((r = want_map(x, m, "queues[]")) < 0)
+                return r;
+        if (c->n_queues >= KERFD_MAX_QUEUES)
+                return fail(x, m, "queues: at most %d", KERFD_MAX_QUEUES);
+        q = &c->queues[c->n_queues];
+        memset(q, 0, sizeof(*q));
+        kerf_queue_spec_default(&q->spec);
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = node(x, p->key), *val = node(x, p->value);
+                const char *ks = scalar(x, k);
+                if (!strcmp(ks, "name"))
+                        r = get_str(x, val, "queue name", q->name, sizeof(q->name));
+                else if (!strcmp(ks, "mode")) {
+                        mode = scalar(x, val);
+                        if (kerf_queue_mode_parse(mode, &q->spec.mode) < 0)
+                                r = fail(x, val, "queue mode: strict or best-effort, got \"%s\"",
+                                         mode ? mode : "(not a scalar)");
+                } else if (!strcmp(ks, "backfill"))
+                        r = get_bool(x, val, "queue backfill", &q->spec.backfill);
+                else if (!strcmp(ks, "starvation_s")) {
+                        starve = val;
+                        if (!(r = get_range(x, val, "queue starvation_s", 1, 31536000, &v)))
+                                q->spec.starvation_s = v;
+                } else
+                        r = fail(x, k,
+                                 "queue: unknown key \"%s\" (name, mode, backfill, starvation_s)",
+                                 ks);
+                if (r < 0)
+                        return r;
+        }
+        if (!q->name[0])
+                return fail(x, m, "queue: name is required");
+        if (!name_ok(q->name))
+                return fail(x, m, "queue name \"%s\": " KERF_NAME_RULE, q->name);
+        for (unsigned i = 0; i < c->n_queues; i++)
+                if (!strcmp(c->queues[i].name, q->name))
+                        return fail(x, m, "queue \"%s\" defined twice", q->name);
+        if (starve && q->spec.mode != KERF_QUEUE_BEST_EFFORT)
+                return fail(x, starve,
+                            "queue \"%s\": starvation_s applies to best-effort queues only",
+                            q->name);
+        c->n_queues++;
+        return 0;
+}
+
 static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         uint64_t v;
@@ -803,7 +859,14 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_cdi(x, v, c);
                 else if (!strcmp(ks, "tenant_defaults"))
                         r = parse_tenant_defaults(x, v, c);
-                else if (!strcmp(ks, "tenants")) {
+                else if (!strcmp(ks, "queues")) {
+                        if ((r = want_seq(x, v, "queues")) < 0)
+                                return r;
+                        for (yaml_node_item_t *it = v->data.sequence.items.start;
+                             it < v->data.sequence.items.top; it++)
+                                if ((r = parse_queue(x, node(x, *it), c)) < 0)
+                                        return r;
+                } else if (!strcmp(ks, "tenants")) {
                         if ((r = want_seq(x, v, "tenants")) < 0)
                                 return r;
                         for (yaml_node_item_t *it = v->data.sequence.items.start;
@@ -814,7 +877,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
                                  "node_name, backend, limits, policy, fencing, cdi, "
-                                 "tenant_defaults, tenants)",
+                                 "queues, tenant_defaults, tenants)",
                                  ks);
                 if (r < 0)
                         return r;

@@ -140,10 +140,44 @@ static void test_pages(void **st)
         }
 }
 
+/* The queue listing shows each queue's mode (config queues:, docs/SCHEDULER.md). */
+static void test_queue_modes(void **st)
+{
+        long s;
+        size_t i;
+        json_t *j, *it;
+        unsigned seen = 0;
+        (void)st;
+
+        j = kd_call(&K, "GET", "/v1/queues?limit=1000", NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        json_array_foreach(json_object_get(j, "items"), i, it)
+        {
+                const char *q = json_string_value(json_object_get(it, "queue"));
+                const char *mode = json_string_value(json_object_get(it, "mode"));
+                json_t *bf = json_object_get(it, "backfill");
+                json_t *sv = json_object_get(it, "starvation_s");
+                assert_non_null(mode);
+                if (!strcmp(q, "q1")) {
+                        assert_string_equal(mode, "best-effort");
+                        assert_true(json_is_false(bf));
+                        assert_int_equal(json_integer_value(sv), 600);
+                } else {
+                        assert_string_equal(mode, "strict");
+                        assert_true(json_is_true(bf));
+                        assert_true(json_is_null(sv));
+                }
+                seen++;
+        }
+        assert_true(seen >= 3);
+        json_decref(j);
+}
+
 static int setup(void **st)
 {
         (void)st;
-        kd_setup(&K, NULL);
+        kd_setup(&K, "queues:\n  - name: q1\n    mode: best-effort\n    backfill: false\n"
+                     "    starvation_s: 600\n");
         return 0;
 }
 
@@ -157,6 +191,7 @@ static int teardown(void **st)
 
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_pages)};
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_pages),
+                                           cmocka_unit_test(test_queue_modes)};
         return cmocka_run_group_tests(tests, setup, teardown);
 }
