@@ -88,8 +88,9 @@ typedef struct kerf_policy {
         bool mig_reconfigure; /* allow destroying idle MIG instances to fit others (default on) */
         uint64_t dev_default_mem; /* memory for dev/time-slice requests that give none: 8 GiB */
         kerf_queue_spec queue_default; /* queues not named by kerf_sched_queue_set */
-        unsigned backfill_depth;       /* tasks behind a blocked head tried per queue per capacity
-                                        * change (Slurm's bf_max_job_test); default 64, 0 = none */
+        unsigned backfill_depth;       /* tasks behind blocked heads tried per capacity change,
+                                        * all queues together (Slurm's bf_max_job_test); default 32,
+                                        * 0 = no backfill or best-effort skipping */
 } kerf_policy;
 
 /* Writes the documented defaults (docs/SCHEDULER.md):

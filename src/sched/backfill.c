@@ -35,7 +35,8 @@ bool kerf__queue_strict(const squeue *q, const stask *head, uint64_t now)
 
 bool kerf__backfill_pending(const kerf_sched *s, const squeue *q)
 {
-        if (q->bf_done_gen == s->gen || q->len < 2 || s->pol.backfill_depth == 0)
+        if (q->bf_done_gen == s->gen || q->len < 2 || s->pol.backfill_depth == 0 ||
+            (s->bf_gen == s->gen && s->bf_used >= s->pol.backfill_depth))
                 return false;
         if (q->spec.mode == KERF_QUEUE_BEST_EFFORT)
                 return true;
@@ -43,18 +44,19 @@ bool kerf__backfill_pending(const kerf_sched *s, const squeue *q)
         return q->spec.backfill && q->n_bounded > (q->heap[0]->max_runtime > 0);
 }
 
-static int buf_room(kerf_sched *s, size_t n)
+/* Grows a scratch list to hold n tasks. */
+static int buf_room(stask ***buf, size_t *cap, size_t n)
 {
-        if (n <= s->bf_cap)
+        if (n <= *cap)
                 return 0;
-        size_t nc = s->bf_cap ? s->bf_cap : 64;
+        size_t nc = *cap ? *cap : 64;
         while (nc < n)
                 nc *= 2;
-        stask **b = realloc(s->bf_buf, nc * sizeof(*b));
+        stask **b = realloc(*buf, nc * sizeof(*b));
         if (!b)
                 return -ENOMEM;
-        s->bf_buf = b;
-        s->bf_cap = nc;
+        *buf = b;
+        *cap = nc;
         return 0;
 }
 
@@ -137,12 +139,13 @@ void kerf__reserve(kerf_sched *s, squeue *q, stask *head)
                         stask *t = u->task;
                         if (!t || t->state == KERF_TASK_PENDING || t->mark == stamp)
                                 continue;
-                        if (buf_room(s, n + 1) < 0)
+                        if (buf_room(&s->rv_buf, &s->rv_cap, n + 1) < 0)
                                 return; /* no reservation: nothing is shown safe */
                         t->mark = stamp;
-                        s->bf_buf[n++] = t;
+                        s->rv_buf[n++] = t;
                 }
-        stask **run = s->bf_buf;
+        /* not bf_buf: kerf__backfill walks its candidates there while it calls this */
+        stask **run = s->rv_buf;
         qsort(run, n, sizeof(*run), end_cmp);
         size_t nb = 0;
         while (nb < n && run[nb]->max_runtime > 0)
@@ -221,18 +224,16 @@ int kerf__backfill(kerf_sched *s, squeue *q)
 {
         stask *head = q->heap[0];
         uint64_t now = kerf__now(s);
-        if (q->bf_gen != s->gen) {
-                q->bf_gen = s->gen;
-                q->bf_tried = 0;
+        if (s->bf_gen != s->gen) { /* the budget is per capacity change, for all queues */
+                s->bf_gen = s->gen;
+                s->bf_used = 0;
         }
         bool strict = kerf__queue_strict(q, head, now);
         if (strict && !q->spec.backfill)
                 goto done;
-        if (strict)
-                kerf__reserve(s, q, head);
         /* the candidates not yet tried at this generation, best first */
         size_t n = 0;
-        if (buf_room(s, q->len) < 0)
+        if (buf_room(&s->bf_buf, &s->bf_cap, q->len) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < q->len; i++) {
                 stask *c = q->heap[i];
@@ -240,9 +241,9 @@ int kerf__backfill(kerf_sched *s, squeue *q)
                         s->bf_buf[n++] = c;
         }
         qsort(s->bf_buf, n, sizeof(*s->bf_buf), cand_cmp);
-        for (size_t i = 0; i < n && q->bf_tried < s->pol.backfill_depth; i++) {
+        for (size_t i = 0; i < n && s->bf_used < s->pol.backfill_depth; i++) {
                 stask *c = s->bf_buf[i];
-                q->bf_tried++;
+                s->bf_used++;
                 c->bf_gen = s->gen;
                 s->st.attempts++;
                 splan plan;
@@ -257,7 +258,8 @@ int kerf__backfill(kerf_sched *s, squeue *q)
                         snprintf(why, sizeof(why),
                                  "best-effort queue: task %llu ahead of it does not fit; ",
                                  (unsigned long long)head->id);
-                } else if (!safe(s, q, c, &plan, now, why, sizeof(why))) {
+                } else if ((kerf__reserve(s, q, head), /* computed when first needed */
+                            !safe(s, q, c, &plan, now, why, sizeof(why)))) {
                         kerf__detail(&d, MSG_BEHIND_HEAD);
                         d.a = head->id;
                         d.b = q->resv_at == UINT64_MAX ? UINT64_MAX : (q->resv_at - now) / 1000;

@@ -73,10 +73,8 @@ typedef struct squeue {
         uint64_t blocked_gen; /* head could not run at this generation */
         struct squeue *next;  /* tenant's queues */
         kerf_queue_spec spec;
-        size_t n_bounded; /* pending tasks with a max_runtime (backfill candidates) */
-        /* backfill (backfill.c): tasks behind the blocked head tried at bf_gen */
-        uint64_t bf_gen, bf_done_gen;
-        unsigned bf_tried;
+        size_t n_bounded;     /* pending tasks with a max_runtime (backfill candidates) */
+        uint64_t bf_done_gen; /* backfill.c: nothing more to try behind the head */
         /* the head's reservation, valid for (resv_gen, resv_head) */
         uint64_t resv_gen, resv_head;
         uint64_t resv_at; /* expected start (clock ms), UINT64_MAX: none can be shown */
@@ -235,7 +233,11 @@ struct kerf_sched {
         sqspec *qspecs; /* kerf_sched_queue_set */
         size_t n_qspecs;
         uint64_t mark;  /* backfill.c's collection stamp */
-        stask **bf_buf; /* backfill.c's scratch list */
+        stask **bf_buf; /* backfill.c's scratch lists: candidates, and running tasks */
+        stask **rv_buf;
+        size_t rv_cap;
+        uint64_t bf_gen; /* backfill.c: candidates tried since capacity last changed */
+        unsigned bf_used;
         size_t bf_cap;
         /* decisions not yet handed out by kerf_sched_step (FIFO) */
         kerf_decision *dq;

@@ -39,7 +39,7 @@ void kerf_policy_default(kerf_policy *p)
         p->mig_reconfigure = true;
         p->dev_default_mem = 8 * KERF_GIB;
         kerf_queue_spec_default(&p->queue_default);
-        p->backfill_depth = 64;
+        p->backfill_depth = 32;
 }
 
 int kerf_policy_set_routes(kerf_policy *p, kerf_workload w, kerf_tier t,
@@ -203,6 +203,7 @@ kerf_sched *kerf_sched_free(kerf_sched *s)
         free(s->dq);
         free(s->qspecs);
         free(s->bf_buf);
+        free(s->rv_buf);
         kerf_fleet_free(s->fleet);
         free(s);
         return NULL;

@@ -120,6 +120,32 @@ static void would_delay_head(void **state)
         kerf_sched_free(s);
 }
 
+/* The first candidate fits but would delay the head (its reservation is computed then); the
+ * next one is still tried, and backfilled. */
+static void unsafe_then_safe_candidate(void **state)
+{
+        (void)state;
+        kerf_sched *s = setup(4);
+        uint64_t a, b, h;
+        blocked_head(s, &a, &b, &h);
+        kerf_request r = req("a", KERF_WL_TRAINING, KERF_TIER_QUEUEABLE);
+        r.route = KERF_UNIT_WHOLE;
+        r.max_runtime_s = 200;
+        r.priority = -1; /* behind h, ahead of c2 */
+        uint64_t c1 = submit_ok(s, &r);
+        r.max_runtime_s = 50;
+        r.priority = -2;
+        uint64_t c2 = submit_ok(s, &r);
+        step_n(s);
+        assert_int_equal(task_state(s, c1), KERF_TASK_PENDING);
+        assert_int_equal(task_info(s, c1).reason.code, KERF_WHY_QUEUE_ORDER);
+        assert_int_equal(task_state(s, c2), KERF_TASK_RUNNING);
+        assert_true(task_info(s, c2).backfilled);
+        assert_int_equal(task_info(s, a).reason.code, KERF_WHY_PLACED);
+        assert_int_equal(task_info(s, b).reason.code, KERF_WHY_PLACED);
+        kerf_sched_free(s);
+}
+
 static void no_max_runtime_not_backfilled(void **state)
 {
         (void)state;
@@ -312,6 +338,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(ends_before_head),
             cmocka_unit_test(would_delay_head),
+            cmocka_unit_test(unsafe_then_safe_candidate),
             cmocka_unit_test(no_max_runtime_not_backfilled),
             cmocka_unit_test(strict_without_backfill),
             cmocka_unit_test(unknown_start_disjoint_only),
