@@ -4,6 +4,7 @@
 #ifndef KERF_BENCH_HARNESS_H
 #define KERF_BENCH_HARNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,12 @@ typedef struct bench_cfg {
         size_t calls;   /* kerf_sched_step calls measured */
         uint64_t seed;
         kerf_place_policy place;
+        /* queues (bench_sched_backfill): tasks with a max_runtime_s, in percent; each call
+         * advances the scheduler's clock by one second and ends tasks past their max_runtime_s
+         * as the executor would */
+        unsigned bounded_pct;
+        bool no_backfill; /* the default queue's backfill off (strict, as before backfill) */
+        bool best_effort; /* the default queue best-effort (starvation_s 600) */
 } bench_cfg;
 
 typedef struct bench_out {
@@ -29,6 +36,8 @@ typedef struct bench_out {
         double mean_us;                /* per decision */
         double p50_us, p99_us, max_us; /* per decision: a call's time / its attempts */
         double call_p99_us;            /* per step call */
+        double call_mean_us;           /* per step call */
+        uint64_t passed;               /* starts ahead of a blocked head (backfill/best-effort) */
         double fill_s;                 /* time to submit the backlog */
         size_t pending_end, running_end;
 } bench_out;
