@@ -179,15 +179,16 @@ void kerf__reserve(kerf_sched *s, squeue *q, stask *head)
 }
 
 /* Could `c`, placed by `p` now, delay the head? Writes the START reason's prefix when not. */
-static bool safe(kerf_sched *s, squeue *q, const stask *c, const splan *p, uint64_t now, char *why,
-                 size_t len)
+static bool safe(kerf_sched *s, squeue *q, stask *head, const stask *c, const splan *p,
+                 uint64_t now, char *why, size_t len)
 {
-        unsigned long long head = (unsigned long long)q->resv_head;
+        kerf__reserve(s, q, head); /* computed when a candidate first fits, then reused */
+        unsigned long long hid = (unsigned long long)head->id;
         if (q->resv_at != UINT64_MAX && now + c->max_runtime * 1000 <= q->resv_at) {
                 snprintf(why, len,
                          "backfilled: ends within %llu s, before task %llu's expected start in "
                          "%llu s; ",
-                         (unsigned long long)c->max_runtime, head,
+                         (unsigned long long)c->max_runtime, hid,
                          (unsigned long long)((q->resv_at - now) / 1000));
                 return true;
         }
@@ -210,7 +211,7 @@ static bool safe(kerf_sched *s, squeue *q, const stask *c, const splan *p, uint6
         if (w != KERF_WHY_NONE)
                 return false;
         snprintf(why, len, "backfilled: uses none of the GPUs task %llu is expected to take; ",
-                 head);
+                 hid);
         return true;
 }
 
@@ -258,8 +259,7 @@ int kerf__backfill(kerf_sched *s, squeue *q)
                         snprintf(why, sizeof(why),
                                  "best-effort queue: task %llu ahead of it does not fit; ",
                                  (unsigned long long)head->id);
-                } else if ((kerf__reserve(s, q, head), /* computed when first needed */
-                            !safe(s, q, c, &plan, now, why, sizeof(why)))) {
+                } else if (!safe(s, q, head, c, &plan, now, why, sizeof(why))) {
                         kerf__detail(&d, MSG_BEHIND_HEAD);
                         d.a = head->id;
                         d.b = q->resv_at == UINT64_MAX ? UINT64_MAX : (q->resv_at - now) / 1000;

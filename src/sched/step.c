@@ -8,8 +8,10 @@
 #include "internal.h"
 
 /* The queue whose head goes next: among tenants with an unblocked queue, the lowest weighted
- * dominant share (ties: tenant creation order); within the tenant, the best head. */
-static squeue *pick(const kerf_sched *s)
+ * dominant share (ties: tenant creation order); within the tenant, the best head. With
+ * `behind`, the same among queues whose head is blocked but whose tasks behind it may still
+ * be tried (backfill.c): as in Slurm, that pass comes after every head that can start. */
+static squeue *pick_of(const kerf_sched *s, bool behind)
 {
         squeue *best = NULL;
         const stenant *bt = NULL;
@@ -21,8 +23,8 @@ static squeue *pick(const kerf_sched *s)
                         continue;
                 squeue *tq = NULL;
                 for (squeue *q = t->queues; q; q = q->next) {
-                        if (q->len == 0 ||
-                            (q->blocked_gen == s->gen && !kerf__backfill_pending(s, q)))
+                        if (q->len == 0 || (q->blocked_gen == s->gen) != behind ||
+                            (behind && !kerf__backfill_pending(s, q)))
                                 continue;
                         if (!tq || kerf__task_before(q->heap[0], tq->heap[0]))
                                 tq = q;
@@ -33,6 +35,12 @@ static squeue *pick(const kerf_sched *s)
                 }
         }
         return best;
+}
+
+static squeue *pick(const kerf_sched *s)
+{
+        squeue *q = pick_of(s, false);
+        return q ? q : pick_of(s, true);
 }
 
 int kerf__start(kerf_sched *s, stask *t, splan *plan, const char *why)

@@ -309,6 +309,24 @@ static void priority_order_among_candidates(void **state)
         kerf_sched_free(s);
 }
 
+/* Backfill comes after every head that can start (Slurm's order): another queue's head that
+ * fits goes before a candidate behind a blocked head, even a candidate of an older queue. */
+static void heads_before_backfill(void **state)
+{
+        (void)state;
+        kerf_sched *s = setup(4);
+        uint64_t a, b, h;
+        blocked_head(s, &a, &b, &h);
+        uint64_t c = whole(s, NULL, 1, 50);   /* backfillable behind h */
+        uint64_t o = whole(s, "other", 1, 0); /* head of another queue: fits */
+        step_n(s);
+        assert_int_equal(task_state(s, o), KERF_TASK_RUNNING);
+        assert_false(task_info(s, o).backfilled);
+        assert_int_equal(task_state(s, c), KERF_TASK_PENDING);
+        assert_int_equal(task_state(s, h), KERF_TASK_PENDING);
+        kerf_sched_free(s);
+}
+
 static void queue_set_validates(void **state)
 {
         (void)state;
@@ -345,6 +363,7 @@ int main(void)
             cmocka_unit_test(unknown_start_overlap_waits),
             cmocka_unit_test(best_effort_skips_and_starvation_bound),
             cmocka_unit_test(priority_order_among_candidates),
+            cmocka_unit_test(heads_before_backfill),
             cmocka_unit_test(queue_set_validates),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
