@@ -18,6 +18,31 @@ static uint64_t rng(uint64_t *x)
         return z ^ (z >> 31);
 }
 
+static double cpu_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Mean over GPUs of the larger of reserved memory and compute (MIG: slices held). */
+static double occupancy(const kerf_sched *s)
+{
+        const kerf_fleet *f = kerf_sched_fleet(s);
+        double sum = 0;
+        for (unsigned g = 0; g < f->n_gpus; g++) {
+                kerf_gpu_state gs;
+                if (kerf_sched_gpu_get(s, g, &gs) < 0)
+                        continue;
+                double m = gs.mem_total ? (double)gs.mem_reserved / (double)gs.mem_total : 0;
+                double c = gs.compute_reserved / 100.0;
+                if (gs.mode == KERF_GPU_MODE_MIG)
+                        m = c = gs.mig_compute_used / 7.0;
+                sum += m > c ? m : c;
+        }
+        return f->n_gpus ? sum / f->n_gpus : 0;
+}
+
 static double now_s(void)
 {
         struct timespec ts;
@@ -208,6 +233,8 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
         kerf_policy_default(&pol);
         pol.place = cfg->place;
         pol.queue_default.backfill = !cfg->no_backfill;
+        if (cfg->backfill_depth)
+                pol.backfill_depth = cfg->backfill_depth;
         if (cfg->best_effort) {
                 pol.queue_default.mode = KERF_QUEUE_BEST_EFFORT;
                 pol.queue_default.starvation_s = 600;
@@ -244,7 +271,7 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
                 rc = -ENOMEM;
                 goto out;
         }
-        size_t nd = 0;
+        size_t nd = 0, nbusy = 0;
         kerf_sched_stats st;
         for (size_t c = 0; c < cfg->calls; c++) {
                 /* with a clock: tasks past their max_runtime_s end (the executor's limit) */
@@ -275,9 +302,14 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
                         if ((rc = submit(&r, &seed, cfg->tenants)) < 0)
                                 goto out;
                 uint64_t a0 = st.attempts;
-                double s0 = now_s();
+                double s0 = now_s(), c0 = cpu_s();
                 n = kerf_sched_step(r.s, dec, 1);
                 double dt = now_s() - s0;
+                out->call_cpu_mean_us += (cpu_s() - c0) * 1e6;
+                if (c % 100 == 0) {
+                        out->busy += occupancy(r.s);
+                        nbusy++;
+                }
                 if (n < 0) {
                         rc = n;
                         goto out;
@@ -305,6 +337,8 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
         }
         out->call_p99_us = per_call[cfg->calls * 99 / 100];
         out->call_mean_us = out->total_s * 1e6 / (double)cfg->calls;
+        out->call_cpu_mean_us /= (double)cfg->calls;
+        out->busy = nbusy ? out->busy / (double)nbusy : 0;
         kerf_sched_stats_get(r.s, &st);
         out->pending_end = st.pending;
         out->running_end = st.running;

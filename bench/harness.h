@@ -21,8 +21,9 @@ typedef struct bench_cfg {
          * advances the scheduler's clock by one second and ends tasks past their max_runtime_s
          * as the executor would */
         unsigned bounded_pct;
-        bool no_backfill; /* the default queue's backfill off (strict, as before backfill) */
-        bool best_effort; /* the default queue best-effort (starvation_s 600) */
+        bool no_backfill;        /* the default queue's backfill off (strict, as before backfill) */
+        bool best_effort;        /* the default queue best-effort (starvation_s 600) */
+        unsigned backfill_depth; /* policy.backfill_depth; 0 = the default */
 } bench_cfg;
 
 typedef struct bench_out {
@@ -38,6 +39,8 @@ typedef struct bench_out {
         double call_p99_us;            /* per step call */
         double call_mean_us;           /* per step call */
         uint64_t passed;               /* starts ahead of a blocked head (backfill/best-effort) */
+        double call_cpu_mean_us;       /* per step call, thread CPU time (robust to load) */
+        double busy;                   /* mean GPU occupancy 0..1, sampled every 100 calls */
         double fill_s;                 /* time to submit the backlog */
         size_t pending_end, running_end;
 } bench_out;
