@@ -63,8 +63,12 @@ static void hint_for(const kerf_sched *s, const stask *t, kerf_why code, const k
                 break;
         case KERF_WHY_QUEUE_ORDER:
                 snprintf(hint, len,
-                         "it runs after task %llu; raise its priority or use another queue",
-                         (unsigned long long)r->other_task);
+                         "it runs after task %llu; raise its priority or use another queue%s",
+                         (unsigned long long)r->other_task,
+                         t->queue->spec.backfill && !t->max_runtime
+                             ? "; with a max_runtime_s it may be backfilled when it cannot delay "
+                               "that task"
+                             : "");
                 break;
         case KERF_WHY_FAIR_SHARE:
                 snprintf(

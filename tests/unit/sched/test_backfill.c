@@ -78,6 +78,7 @@ static void ends_before_head(void **state)
         assert_int_equal(ex.head_start_in_s, 90);
         assert_true(contains(ex.reason.text, "expected to start in 90 s"));
         assert_true(contains(ex.reason.text, "never backfilled"));
+        assert_true(contains(ex.hint, "with a max_runtime_s it may be backfilled"));
         /* the small task ends, then A at its max_runtime: the head starts at its time */
         fake_ms = 60000;
         assert_int_equal(kerf_sched_finish(s, small), 0);
