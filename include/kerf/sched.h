@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sched.h - kerf's scheduling core: admission, quotas, fair share, placement, dynamic MIG,
- * preemption and explanations. A library with no I/O, no clocks and no threads. */
+ * preemption, queue modes, backfill and explanations. A library with no I/O and no threads; it
+ * reads time only through a clock the caller passes (kerf_sched_clock_set). */
 #ifndef KERF_SCHED_H
 #define KERF_SCHED_H
 
