@@ -8,7 +8,12 @@
 int main(int argc, char **argv)
 {
         static const size_t depth[] = {1000, 3000, 10000, 30000, 100000};
-        bench_cfg c = {"examples/fleet-mixed-64.yaml", 100, 0, 50000, 7, KERF_PLACE_KERF};
+        bench_cfg c = {.fleet_path = "examples/fleet-mixed-64.yaml",
+                       .tenants = 100,
+                       .pending = 0,
+                       .calls = 50000,
+                       .seed = 7,
+                       .place = KERF_PLACE_KERF};
         if (argc > 1)
                 c.fleet_path = argv[1];
         if (argc > 2)

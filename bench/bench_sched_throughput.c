@@ -9,7 +9,12 @@
 
 int main(int argc, char **argv)
 {
-        bench_cfg c = {"examples/fleet-mixed-64.yaml", 100, 10000, 200000, 1, KERF_PLACE_KERF};
+        bench_cfg c = {.fleet_path = "examples/fleet-mixed-64.yaml",
+                       .tenants = 100,
+                       .pending = 10000,
+                       .calls = 200000,
+                       .seed = 1,
+                       .place = KERF_PLACE_KERF};
         if (argc > 1)
                 c.fleet_path = argv[1];
         if (argc > 2)

@@ -18,6 +18,31 @@ static uint64_t rng(uint64_t *x)
         return z ^ (z >> 31);
 }
 
+static double cpu_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Mean over GPUs of the larger of reserved memory and compute (MIG: slices held). */
+static double occupancy(const kerf_sched *s)
+{
+        const kerf_fleet *f = kerf_sched_fleet(s);
+        double sum = 0;
+        for (unsigned g = 0; g < f->n_gpus; g++) {
+                kerf_gpu_state gs;
+                if (kerf_sched_gpu_get(s, g, &gs) < 0)
+                        continue;
+                double m = gs.mem_total ? (double)gs.mem_reserved / (double)gs.mem_total : 0;
+                double c = gs.compute_reserved / 100.0;
+                if (gs.mode == KERF_GPU_MODE_MIG)
+                        m = c = gs.mig_compute_used / 7.0;
+                sum += m > c ? m : c;
+        }
+        return f->n_gpus ? sum / f->n_gpus : 0;
+}
+
 static double now_s(void)
 {
         struct timespec ts;
@@ -65,7 +90,38 @@ typedef struct run {
         uint64_t *running; /* ids of running tasks */
         size_t n_running, cap_running;
         bench_out *out;
+        const bench_cfg *cfg;
+        uint64_t clock_ms;  /* the scheduler's clock */
+        uint32_t *mr;       /* max_runtime_s by task id (ids are sequential) */
+        uint64_t *deadline; /* by task id: start + max_runtime (ms), 0 = none */
+        size_t cap_ids;
 } run;
+
+static uint64_t run_clock(void *arg)
+{
+        return ((const run *)arg)->clock_ms;
+}
+
+static int ids_room(run *r, uint64_t id)
+{
+        if (id < r->cap_ids)
+                return 0;
+        size_t nc = r->cap_ids ? r->cap_ids : 1024;
+        while (nc <= id)
+                nc *= 2;
+        uint32_t *m = realloc(r->mr, nc * sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        r->mr = m;
+        uint64_t *d = realloc(r->deadline, nc * sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        r->deadline = d;
+        memset(r->mr + r->cap_ids, 0, (nc - r->cap_ids) * sizeof(*m));
+        memset(r->deadline + r->cap_ids, 0, (nc - r->cap_ids) * sizeof(*d));
+        r->cap_ids = nc;
+        return 0;
+}
 
 static int running_add(run *r, uint64_t id)
 {
@@ -96,6 +152,15 @@ static int handle(run *r, const kerf_decision *d)
         switch (d->kind) {
         case KERF_DEC_START:
                 r->out->starts++;
+                r->out->passed += !strncmp(d->reason.text, "backfilled", 10) ||
+                                  !strncmp(d->reason.text, "best-effort", 11);
+                if (d->task < r->cap_ids && r->mr[d->task])
+                        r->deadline[d->task] = r->clock_ms + r->mr[d->task] * 1000ULL;
+                /* decisions are handed out one per call: a task ended meanwhile (past its
+                 * max_runtime_s after a preempt-and-restart) is gone */
+                kerf_task_info ti;
+                if (kerf_sched_task_get(r->s, d->task, &ti) < 0 || ti.state != KERF_TASK_RUNNING)
+                        return 0;
                 return running_add(r, d->task);
         case KERF_DEC_PREEMPT:
                 running_del(r, d->task);
@@ -117,7 +182,14 @@ static int submit(run *r, uint64_t *seed, unsigned tenants)
         char tn[16];
         uint64_t id;
         make_request(&req, seed, tenants, tn);
+        if (r->cfg->bounded_pct && rng(seed) % 100 < r->cfg->bounded_pct)
+                req.max_runtime_s = 60 + rng(seed) % 3540;
         int rc = kerf_sched_submit(r->s, &req, &id, NULL);
+        if (rc == 0 && req.max_runtime_s) {
+                if (ids_room(r, id) < 0)
+                        return -ENOMEM;
+                r->mr[id] = (uint32_t)req.max_runtime_s;
+        }
         return rc == -KERF_ENEVER ? 0 : rc;
 }
 
@@ -154,13 +226,22 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
         memset(&r, 0, sizeof(r));
         memset(out, 0, sizeof(*out));
         r.out = out;
+        r.cfg = cfg;
         if ((rc = load_fleet(cfg->fleet_path, &fleet)) < 0)
                 return rc;
         kerf_policy pol;
         kerf_policy_default(&pol);
         pol.place = cfg->place;
+        pol.queue_default.backfill = !cfg->no_backfill;
+        if (cfg->backfill_depth)
+                pol.backfill_depth = cfg->backfill_depth;
+        if (cfg->best_effort) {
+                pol.queue_default.mode = KERF_QUEUE_BEST_EFFORT;
+                pol.queue_default.starvation_s = 600;
+        }
         if ((rc = kerf_sched_new(fleet, &pol, &r.s)) < 0)
                 goto out;
+        kerf_sched_clock_set(r.s, run_clock, &r);
         for (unsigned i = 0; i < cfg->tenants; i++) {
                 char name[16];
                 kerf_tenant_spec ts;
@@ -190,9 +271,24 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
                 rc = -ENOMEM;
                 goto out;
         }
-        size_t nd = 0;
+        size_t nd = 0, nbusy = 0;
         kerf_sched_stats st;
         for (size_t c = 0; c < cfg->calls; c++) {
+                /* with a clock: tasks past their max_runtime_s end (the executor's limit) */
+                if (cfg->bounded_pct) {
+                        r.clock_ms += 1000;
+                        for (size_t k = 0; k < r.n_running;) {
+                                uint64_t id = r.running[k];
+                                if (id < r.cap_ids && r.deadline[id] &&
+                                    r.deadline[id] <= r.clock_ms) {
+                                        r.running[k] = r.running[--r.n_running];
+                                        if ((rc = kerf_sched_finish(r.s, id)) < 0)
+                                                goto out;
+                                } else {
+                                        k++;
+                                }
+                        }
+                }
                 /* one task ends, arrivals keep the backlog at its depth */
                 if (r.n_running && c % 2 == 0) {
                         size_t k = rng(&seed) % r.n_running;
@@ -206,9 +302,14 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
                         if ((rc = submit(&r, &seed, cfg->tenants)) < 0)
                                 goto out;
                 uint64_t a0 = st.attempts;
-                double s0 = now_s();
+                double s0 = now_s(), c0 = cpu_s();
                 n = kerf_sched_step(r.s, dec, 1);
                 double dt = now_s() - s0;
+                out->call_cpu_mean_us += (cpu_s() - c0) * 1e6;
+                if (c % 100 == 0) {
+                        out->busy += occupancy(r.s);
+                        nbusy++;
+                }
                 if (n < 0) {
                         rc = n;
                         goto out;
@@ -235,6 +336,9 @@ int bench_run(const bench_cfg *cfg, bench_out *out)
                 out->max_us = per_dec[nd - 1];
         }
         out->call_p99_us = per_call[cfg->calls * 99 / 100];
+        out->call_mean_us = out->total_s * 1e6 / (double)cfg->calls;
+        out->call_cpu_mean_us /= (double)cfg->calls;
+        out->busy = nbusy ? out->busy / (double)nbusy : 0;
         kerf_sched_stats_get(r.s, &st);
         out->pending_end = st.pending;
         out->running_end = st.running;
@@ -243,6 +347,8 @@ out:
         free(per_dec);
         free(per_call);
         free(r.running);
+        free(r.mr);
+        free(r.deadline);
         kerf_sched_free(r.s);
         kerf_fleet_free(fleet);
         return rc;

@@ -4,6 +4,7 @@
 #ifndef KERF_BENCH_HARNESS_H
 #define KERF_BENCH_HARNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,13 @@ typedef struct bench_cfg {
         size_t calls;   /* kerf_sched_step calls measured */
         uint64_t seed;
         kerf_place_policy place;
+        /* queues (bench_sched_backfill): tasks with a max_runtime_s, in percent; each call
+         * advances the scheduler's clock by one second and ends tasks past their max_runtime_s
+         * as the executor would */
+        unsigned bounded_pct;
+        bool no_backfill;        /* the default queue's backfill off (strict, as before backfill) */
+        bool best_effort;        /* the default queue best-effort (starvation_s 600) */
+        unsigned backfill_depth; /* policy.backfill_depth; 0 = the default */
 } bench_cfg;
 
 typedef struct bench_out {
@@ -29,6 +37,10 @@ typedef struct bench_out {
         double mean_us;                /* per decision */
         double p50_us, p99_us, max_us; /* per decision: a call's time / its attempts */
         double call_p99_us;            /* per step call */
+        double call_mean_us;           /* per step call */
+        uint64_t passed;               /* starts ahead of a blocked head (backfill/best-effort) */
+        double call_cpu_mean_us;       /* per step call, thread CPU time (robust to load) */
+        double busy;                   /* mean GPU occupancy 0..1, sampled every 100 calls */
         double fill_s;                 /* time to submit the backlog */
         size_t pending_end, running_end;
 } bench_out;

@@ -6,7 +6,7 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 B="$BUILD/bench"
 DATA=${KERF_OPENB:-../shared/data/openb}
-for b in bench_sched_throughput bench_sched_growth bench_replay; do
+for b in bench_sched_throughput bench_sched_growth bench_sched_backfill bench_replay; do
         if [ ! -x "$B/$b" ]; then
                 echo "bench.sh: $B/$b missing: build the 'benchmarks' target first" >&2
                 exit 1
@@ -15,6 +15,8 @@ done
 echo "== kerf benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -m)"
 echo "== a. throughput"
 "$B/bench_sched_throughput" examples/fleet-mixed-64.yaml 200000
+echo "== a2. queue modes and backfill"
+"$B/bench_sched_backfill" examples/fleet-mixed-64.yaml 20000
 echo "== b. growth"
 "$B/bench_sched_growth" examples/fleet-mixed-64.yaml 50000
 echo "== c. placement quality on the openb trace"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sched.h - kerf's scheduling core: admission, quotas, fair share, placement, dynamic MIG,
- * preemption and explanations. A library with no I/O, no clocks and no threads. */
+ * preemption, queue modes, backfill and explanations. A library with no I/O and no threads; it
+ * reads time only through a clock the caller passes (kerf_sched_clock_set). */
 #ifndef KERF_SCHED_H
 #define KERF_SCHED_H
 
@@ -55,6 +56,29 @@ typedef enum kerf_place_policy {
         KERF_PLACE_FIRSTFIT, /* baseline: first GPU in fleet order that fits */
 } kerf_place_policy;
 
+/* How a queue treats a head that cannot start (docs/SCHEDULER.md "Queue modes and backfill").
+ * STRICT: nothing behind it starts, except by backfill. BEST_EFFORT: tasks behind it that fit
+ * start, until the head has waited starvation_s; from then on the queue is strict for it. */
+typedef enum kerf_queue_mode {
+        KERF_QUEUE_STRICT = 0,
+        KERF_QUEUE_BEST_EFFORT,
+        KERF_QUEUE_MODE_COUNT
+} kerf_queue_mode;
+const char *kerf_queue_mode_name(kerf_queue_mode m); /* "strict", "best-effort" */
+/* 0 and the mode of `name`, or -EINVAL. */
+int kerf_queue_mode_parse(const char *name, kerf_queue_mode *ret);
+
+typedef struct kerf_queue_spec {
+        kerf_queue_mode mode;
+        /* A task behind a blocked head (strict, or best-effort past starvation_s) with a
+         * max_runtime_s may start now when it fits and either ends before the head's expected
+         * start or uses none of the GPUs the head is expected to take (Slurm's backfill). */
+        bool backfill;
+        uint64_t starvation_s; /* best-effort only; 1..31536000 */
+} kerf_queue_spec;
+/* Strict, backfill on, starvation_s 3600. */
+void kerf_queue_spec_default(kerf_queue_spec *q);
+
 /* Which routes (unit kinds) a workload type + risk tier may use, in preference order. */
 typedef struct kerf_policy {
         kerf_unit_kind routes[KERF_WL_COUNT][KERF_TIER_COUNT][KERF_UNIT_KIND_COUNT];
@@ -64,6 +88,10 @@ typedef struct kerf_policy {
         bool preemption;      /* allow preempting lower-priority preemptible tasks (default on) */
         bool mig_reconfigure; /* allow destroying idle MIG instances to fit others (default on) */
         uint64_t dev_default_mem; /* memory for dev/time-slice requests that give none: 8 GiB */
+        kerf_queue_spec queue_default; /* queues not named by kerf_sched_queue_set */
+        unsigned backfill_depth;       /* tasks behind blocked heads tried per capacity change,
+                                        * all queues together (Slurm's bf_max_job_test); default 32,
+                                        * 0 = no backfill or best-effort skipping */
 } kerf_policy;
 
 /* Writes the documented defaults (docs/SCHEDULER.md):
@@ -101,7 +129,7 @@ typedef struct kerf_request {
                               * as Slurm chose it); 0 = any. One-GPU tasks only. */
         int priority;        /* higher runs first; -1000..1000 */
         bool preemptible;
-        uint64_t max_runtime_s; /* recorded for the executor; 0 = none */
+        uint64_t max_runtime_s; /* enforced by the executor; backfill counts on it; 0 = none */
         uint64_t idle_timeout_s;
 } kerf_request;
 
@@ -167,6 +195,8 @@ typedef struct kerf_task_info {
         unsigned preemptions;           /* times preempted */
         uint64_t submit_seq;            /* logical order of submission */
         kerf_reason reason;             /* last decision about it */
+        bool backfilled;                /* placed ahead of a blocked head of its queue (backfill or
+                                         * best-effort); the START reason says why it was safe */
 } kerf_task_info;
 
 /* ---- units and GPUs --------------------------------------------------------------------- */
@@ -231,6 +261,19 @@ int kerf_sched_new(const kerf_fleet *fleet, const kerf_policy *policy, kerf_sche
 kerf_sched *kerf_sched_free(kerf_sched *s);
 const kerf_fleet *kerf_sched_fleet(const kerf_sched *s);
 
+/* The scheduler's clock: milliseconds on any monotonic scale, read when tasks start, enter
+ * a queue and when backfill compares max_runtime_s with a head's expected start. Without one
+ * (the default) the time is always 0. `fn` is called under the caller's serialisation. */
+typedef uint64_t (*kerf_clock_fn)(void *arg);
+void kerf_sched_clock_set(kerf_sched *s, kerf_clock_fn fn, void *arg);
+
+/* Sets the mode of every tenant's queue called `name`, now and when one is created later
+ * (other queues follow policy.queue_default). Returns 0, -EINVAL (bad name or spec) or
+ * -ENOMEM. */
+int kerf_sched_queue_set(kerf_sched *s, const char *name, const kerf_queue_spec *spec);
+/* The spec queues called `name` follow. 0 or -EINVAL. */
+int kerf_sched_queue_get(const kerf_sched *s, const char *name, kerf_queue_spec *ret);
+
 /* Creates or updates a tenant (a quota change when it exists). Returns 0 or -EINVAL. */
 int kerf_sched_tenant_set(kerf_sched *s, const kerf_tenant_spec *t);
 /* Current usage of a tenant, in the kerf_res units. -ENOENT if unknown. */
@@ -288,6 +331,11 @@ int kerf_sched_mig_adopt_id(kerf_sched *s, unsigned gpu, unsigned profile_id, un
 int kerf_sched_restore(kerf_sched *s, const kerf_request *r, uint64_t id,
                        const kerf_unit_info *units, unsigned n, kerf_reason *why);
 
+/* Sets when a restored task started, on the clock of kerf_sched_clock_set (backfill counts
+ * its max_runtime_s from there; a restored task otherwise counts from its restore). 0 or
+ * -ENOENT (no such placed task). */
+int kerf_sched_task_started(kerf_sched *s, uint64_t task, uint64_t start_ms);
+
 /* ---- queries ------------------------------------------------------------------------------ */
 
 int kerf_sched_task_get(const kerf_sched *s, uint64_t task, kerf_task_info *ret);
@@ -314,6 +362,10 @@ typedef struct kerf_explain {
         unsigned fair_share_rank; /* 1 = its tenant goes first */
         double dominant_share;    /* of its tenant, 0..1 */
         char hint[KERF_TEXT_LEN]; /* what would let it run */
+        /* Behind a blocked head: the head's id and its expected start in seconds from now
+         * (when running tasks reach their max_runtime_s), -1 when none can be shown. */
+        uint64_t head_task;
+        int64_t head_start_in_s;
 } kerf_explain;
 
 /* Explains task `task` now (computed fresh, no state change). Returns 0 or -ENOENT. */

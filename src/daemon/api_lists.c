@@ -168,6 +168,20 @@ static int qent_cmp(const void *a, const void *b)
         return c ? c : strcmp(x->queue, y->queue);
 }
 
+/* The queue's mode, backfill and starvation bound (config queues:, docs/SCHEDULER.md). */
+static void queue_spec_json(kerfd_node *n, const char *queue, json_t *o)
+{
+        kerf_queue_spec q;
+        if (!o || kerf_sched_queue_get(n->sched, queue, &q) < 0)
+                return;
+        json_object_set_new(o, "mode", json_string(kerf_queue_mode_name(q.mode)));
+        json_object_set_new(o, "backfill", json_boolean(q.backfill));
+        json_object_set_new(o, "starvation_s",
+                            q.mode == KERF_QUEUE_BEST_EFFORT
+                                ? json_integer((json_int_t)q.starvation_s)
+                                : json_null());
+}
+
 /* Queues in (tenant, queue) order; the cursor is "TENANT/QUEUE" of the last one returned, so a
  * queue appearing or emptying between two pages neither repeats nor hides another. */
 void kerfd_api_queues(kreq *r)
@@ -244,12 +258,12 @@ void kerfd_api_queues(kreq *r)
                         snprintf(next, sizeof(next), "%s/%s", qs[qi - 1].tenant, qs[qi - 1].queue);
                         break;
                 }
-                json_array_append_new(
-                    items,
-                    json_pack("{s:s, s:s, s:i, s:i, s:o}", "tenant", qs[qi].tenant, "queue",
-                              qs[qi].queue, "pending", (int)qs[qi].pending, "running",
-                              (int)qs[qi].running, "head",
-                              qs[qi].head ? json_integer((json_int_t)qs[qi].head) : json_null()));
+                json_t *o = json_pack(
+                    "{s:s, s:s, s:i, s:i, s:o}", "tenant", qs[qi].tenant, "queue", qs[qi].queue,
+                    "pending", (int)qs[qi].pending, "running", (int)qs[qi].running, "head",
+                    qs[qi].head ? json_integer((json_int_t)qs[qi].head) : json_null());
+                queue_spec_json(n, qs[qi].queue, o);
+                json_array_append_new(items, o);
         }
         free(qs);
         kreq_json(r, 200,

@@ -446,6 +446,64 @@ static int parse_cdi(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         return r;
 }
 
+/* queues[]: {name, mode: strict|best-effort, backfill: bool, starvation_s} (docs/DAEMON.md
+ * "Queues"; docs/SCHEDULER.md "Queue modes and backfill") */
+static int parse_queue(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+{
+        kerfd_queue_cfg *q;
+        const char *mode = NULL;
+        yaml_node_t *starve = NULL;
+        uint64_t v;
+        int r;
+
+        if ((r = kerfd__cfg_map(x, m, "queues[]")) < 0)
+                return r;
+        if (c->n_queues >= KERFD_MAX_QUEUES)
+                return kerfd__cfg_fail(x, m, "queues: at most %d", KERFD_MAX_QUEUES);
+        q = &c->queues[c->n_queues];
+        memset(q, 0, sizeof(*q));
+        kerf_queue_spec_default(&q->spec);
+        FOR_PAIRS(x, m, p)
+        {
+                yaml_node_t *k = kerfd__cfg_node(x, p->key), *val = kerfd__cfg_node(x, p->value);
+                const char *ks = kerfd__cfg_scalar(x, k);
+                if (!strcmp(ks, "name"))
+                        r = kerfd__cfg_str(x, val, "queue name", q->name, sizeof(q->name));
+                else if (!strcmp(ks, "mode")) {
+                        mode = kerfd__cfg_scalar(x, val);
+                        if (kerf_queue_mode_parse(mode, &q->spec.mode) < 0)
+                                r = kerfd__cfg_fail(x, val,
+                                                    "queue mode: strict or best-effort, got \"%s\"",
+                                                    mode ? mode : "(not a scalar)");
+                } else if (!strcmp(ks, "backfill"))
+                        r = kerfd__cfg_bool(x, val, "queue backfill", &q->spec.backfill);
+                else if (!strcmp(ks, "starvation_s")) {
+                        starve = val;
+                        if (!(r = kerfd__cfg_duration(x, val, "queue starvation_s", 1,
+                                                      KERF_MAX_RUNTIME_S, &v)))
+                                q->spec.starvation_s = v;
+                } else
+                        r = kerfd__cfg_fail(
+                            x, k, "queue: unknown key \"%s\" (name, mode, backfill, starvation_s)",
+                            ks);
+                if (r < 0)
+                        return r;
+        }
+        if (!q->name[0])
+                return kerfd__cfg_fail(x, m, "queue: name is required");
+        if (!kerf_name_ok(q->name))
+                return kerfd__cfg_fail(x, m, "queue name \"%s\": " KERF_NAME_RULE, q->name);
+        for (unsigned i = 0; i < c->n_queues; i++)
+                if (!strcmp(c->queues[i].name, q->name))
+                        return kerfd__cfg_fail(x, m, "queue \"%s\" defined twice", q->name);
+        if (starve && q->spec.mode != KERF_QUEUE_BEST_EFFORT)
+                return kerfd__cfg_fail(
+                    x, starve, "queue \"%s\": starvation_s applies to best-effort queues only",
+                    q->name);
+        c->n_queues++;
+        return 0;
+}
+
 static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         uint64_t v;
@@ -536,7 +594,8 @@ static int parse_metrics(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         int r = kerfd__cfg_map(x, m, "metrics");
         FOR_PAIRS(x, m, p)
         {
-                yaml_node_t *k = kerfd__cfg_node(x, p->key), *v = kerfd__cfg_node(x, p->value), fake;
+                yaml_node_t *k = kerfd__cfg_node(x, p->key), *v = kerfd__cfg_node(x, p->value),
+                            fake;
                 const char *ks = kerfd__cfg_scalar(x, k);
                 char buf[64], *colon;
                 struct in_addr a;
@@ -549,7 +608,8 @@ static int parse_metrics(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                         continue;
                 }
                 if (strcmp(ks, "listen") != 0)
-                        return kerfd__cfg_fail(x, k, "metrics: unknown key \"%s\" (listen, token_file)", ks);
+                        return kerfd__cfg_fail(
+                            x, k, "metrics: unknown key \"%s\" (listen, token_file)", ks);
                 if ((r = kerfd__cfg_str(x, v, "metrics.listen", buf, sizeof(buf))) < 0)
                         return r;
                 if (!(colon = strrchr(buf, ':')) || (*colon = 0, inet_pton(AF_INET, buf, &a) != 1))
@@ -562,9 +622,10 @@ static int parse_metrics(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 c->metrics_port = (unsigned)port;
         }
         if (r == 0 && c->metrics_port && !c->metrics_token_file[0])
-                r = kerfd__cfg_fail(x, m,
-                         "metrics.listen needs metrics.token_file (only the metrics token is "
-                         "served there)");
+                r = kerfd__cfg_fail(
+                    x, m,
+                    "metrics.listen needs metrics.token_file (only the metrics token is "
+                    "served there)");
         return r;
 }
 
@@ -618,7 +679,14 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_metrics(x, v, c);
                 else if (!strcmp(ks, "tenant_defaults"))
                         r = kerfd__cfg_tenant_defaults(x, v, c);
-                else if (!strcmp(ks, "tenants")) {
+                else if (!strcmp(ks, "queues")) {
+                        if ((r = kerfd__cfg_seq(x, v, "queues")) < 0)
+                                return r;
+                        for (yaml_node_item_t *it = v->data.sequence.items.start;
+                             it < v->data.sequence.items.top; it++)
+                                if ((r = parse_queue(x, kerfd__cfg_node(x, *it), c)) < 0)
+                                        return r;
+                } else if (!strcmp(ks, "tenants")) {
                         if ((r = kerfd__cfg_seq(x, v, "tenants")) < 0)
                                 return r;
                         for (yaml_node_item_t *it = v->data.sequence.items.start;
@@ -630,7 +698,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                             x, k,
                             "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
                             "node_name, backend, limits, policy, fencing, cdi, metrics, "
-                            "tenant_defaults, tenants)",
+                            "queues, tenant_defaults, tenants)",
                             ks);
                 if (r < 0)
                         return r;

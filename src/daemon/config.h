@@ -31,6 +31,14 @@ typedef struct kerfd_tenant_cfg {
 
 #define KERFD_INHERIT (-0x7fffffff)
 
+/* queues: [{name, mode, backfill, starvation_s}]: every tenant's queue of that name (docs/DAEMON.md
+ * "Queues"); a queue not listed follows kerf_queue_spec_default (strict, backfill on). */
+#define KERFD_MAX_QUEUES 64
+typedef struct kerfd_queue_cfg {
+        char name[KERF_NAME_LEN];
+        kerf_queue_spec spec;
+} kerfd_queue_cfg;
+
 /* tenant_defaults: what a tenant that does not say gets (docs/DAEMON.md "Tenant policy"). */
 typedef struct kerfd_tenant_defaults {
         int max_priority;     /* default 0 */
@@ -91,6 +99,8 @@ typedef struct kerfd_config {
         bool cdi_enabled;       /* default false */
         char cdi_dir[PATH_MAX]; /* default /var/run/cdi */
         char cdi_kind[128];     /* default kerf.dev/gpu */
+        unsigned n_queues;
+        kerfd_queue_cfg queues[KERFD_MAX_QUEUES];
         kerfd_tenant_defaults tenant_defaults;
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];

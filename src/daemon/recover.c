@@ -496,6 +496,7 @@ static void recover_one(kerfd_node *n, dtask *t)
                 t->started_mono = t->last_active_mono = kerfd_mono_ms();
                 if (t->rec.started_ms)
                         t->started_mono -= (uint64_t)((int64_t)kerfd_now_ms() - t->rec.started_ms);
+                (void)kerf_sched_task_started(n->sched, t->rec.id, t->started_mono); /* backfill */
                 log_info("recovery: task %llu (pid %lld) still alive: re-adopted on unit %llu",
                          (unsigned long long)t->rec.id, (long long)t->rec.pid,
                          t->n_units ? (unsigned long long)t->units[0].id : 0ULL);
@@ -579,6 +580,13 @@ fail:
         return r;
 }
 
+/* The scheduler's clock: the monotonic milliseconds max_runtime_s is enforced against. */
+static uint64_t sched_clock(void *arg)
+{
+        (void)arg;
+        return kerfd_mono_ms();
+}
+
 int kerfd__recover(kerfd_node *n)
 {
         kerf_exec_config ec = {0};
@@ -643,6 +651,14 @@ int kerfd__recover(kerfd_node *n)
                 log_error("scheduler: %s", kerf_strerror(r));
                 return r;
         }
+        /* queue modes (config queues:) and the clock backfill compares max_runtime_s with */
+        kerf_sched_clock_set(n->sched, sched_clock, NULL);
+        for (unsigned i = 0; i < n->cfg.n_queues; i++)
+                if ((r = kerf_sched_queue_set(n->sched, n->cfg.queues[i].name,
+                                              &n->cfg.queues[i].spec)) < 0) {
+                        log_error("queue %s: %s", n->cfg.queues[i].name, kerf_strerror(r));
+                        return r;
+                }
         if ((r = kerfd__store_open(n)) < 0) /* modes, test hook, audit key: records.c */
                 return r;
         (void)note_upgrade(n); /* not fatal: unrecorded, it is tried again at the next start */

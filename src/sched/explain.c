@@ -63,8 +63,12 @@ static void hint_for(const kerf_sched *s, const stask *t, kerf_why code, const k
                 break;
         case KERF_WHY_QUEUE_ORDER:
                 snprintf(hint, len,
-                         "it runs after task %llu; raise its priority or use another queue",
-                         (unsigned long long)r->other_task);
+                         "it runs after task %llu; raise its priority or use another queue%s",
+                         (unsigned long long)r->other_task,
+                         t->queue->spec.backfill && !t->max_runtime
+                             ? "; with a max_runtime_s it may be backfilled when it cannot delay "
+                               "that task"
+                             : "");
                 break;
         case KERF_WHY_FAIR_SHARE:
                 snprintf(
@@ -117,11 +121,39 @@ int kerf_sched_explain(const kerf_sched *cs, uint64_t id, kerf_explain *ret)
                 snprintf(prev, sizeof(prev), "%s; ", t->reason.text);
                 before = prev;
         }
-        if (ret->queue_position > 1 && head) {
+        squeue *q = t->queue;
+        uint64_t now = kerf__now(s);
+        bool behind = ret->queue_position > 1 && head;
+        /* a best-effort queue (head not starving) does not hold it back: its own fit does */
+        bool skip = behind && !kerf__queue_strict(q, head, now);
+        ret->head_start_in_s = -1;
+        if (behind && !skip) {
+                char eta[128];
+                stask *h = (stask *)head;
+                kerf__reserve(s, q, h);
+                ret->head_task = head->id;
+                if (q->resv_at != UINT64_MAX) {
+                        ret->head_start_in_s = (int64_t)((q->resv_at - now) / 1000);
+                        snprintf(eta, sizeof(eta), ", expected to start in %lld s",
+                                 (long long)ret->head_start_in_s);
+                } else {
+                        snprintf(eta, sizeof(eta),
+                                 ", which has no expected start (it waits for running tasks "
+                                 "without max_runtime_s)");
+                }
                 kerf__reason_set(&ret->reason, KERF_WHY_QUEUE_ORDER, head->id,
-                                 "%sposition %u in queue %s/%s, behind task %llu (priority %d)",
+                                 "%sposition %u in queue %s/%s, behind task %llu (priority %d)%s%s",
                                  before, ret->queue_position, t->tenant->name, t->queue->name,
-                                 (unsigned long long)head->id, head->prio);
+                                 (unsigned long long)head->id, head->prio, eta,
+                                 !q->spec.backfill     ? "; backfill is off in this queue"
+                                 : t->max_runtime == 0 ? "; without max_runtime_s it is never "
+                                                         "backfilled"
+                                                       : "");
+        } else if (skip && w == KERF_WHY_NONE) {
+                kerf__reason_set(&ret->reason, KERF_WHY_NOT_TRIED, 0,
+                                 "%sfits now; best-effort queue %s/%s: it starts at the next "
+                                 "scheduling pass although task %llu ahead of it waits",
+                                 before, t->tenant->name, q->name, (unsigned long long)head->id);
         } else if (w == KERF_WHY_NONE) {
                 if (ret->fair_share_rank > 1)
                         kerf__reason_set(

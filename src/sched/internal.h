@@ -72,7 +72,24 @@ typedef struct squeue {
         size_t len, cap;
         uint64_t blocked_gen; /* head could not run at this generation */
         struct squeue *next;  /* tenant's queues */
+        kerf_queue_spec spec;
+        size_t n_bounded;     /* pending tasks with a max_runtime (backfill candidates) */
+        uint64_t bf_done_gen; /* backfill.c: nothing more to try behind the head */
+        /* the head's reservation, valid for (resv_gen, resv_head) */
+        uint64_t resv_gen, resv_head;
+        uint64_t resv_at; /* expected start (clock ms), UINT64_MAX: none can be shown */
+        bool resv_ok;     /* resv holds where the head is expected to go */
+        unsigned resv_n;  /* GPUs in resv_gpus */
+        unsigned resv_node;
+        unsigned resv_gpus[KERF_MAX_TASK_GPUS];
+        uint64_t resv_charge[KERF_RES_COUNT];
 } squeue;
+
+/* Per queue name: the spec set by kerf_sched_queue_set. */
+typedef struct sqspec {
+        char name[KERF_NAME_LEN];
+        kerf_queue_spec spec;
+} sqspec;
 
 typedef struct stenant {
         char name[KERF_NAME_LEN];
@@ -108,6 +125,8 @@ typedef enum smsg {
         MSG_COHORT,           /* tenant, res, cohort, a = to borrow, b = lent now */
         MSG_COHORT_LENT,      /* tenant, res, cohort, a = what it needs back */
         MSG_NO_ROUTE,         /* - */
+        MSG_BEHIND_HEAD,      /* a = head, b = head's start in s (UINT64_MAX none), c = own
+                               * max_runtime_s: fits, but backfilling it could delay the head */
 } smsg;
 
 typedef struct sdetail {
@@ -175,6 +194,11 @@ typedef struct stask {
                              * reclaim and the priority preemptions it triggers could cycle */
         kerf_reason reason; /* text "" and wait.msg set: the words are wait's, not yet formatted */
         sdetail wait;       /* the last failed attempt (step.c) */
+        uint64_t start_ms;  /* clock when placed */
+        uint64_t queued_ms; /* clock when it (last) entered its queue */
+        uint64_t bf_gen;    /* tried as a backfill candidate at this generation */
+        uint64_t mark;      /* backfill.c: collected at this stamp */
+        bool backfilled;    /* placed ahead of a blocked head */
 } stask;
 
 struct kerf_sched {
@@ -204,6 +228,17 @@ struct kerf_sched {
         struct migfit
             *migfit; /* per MIG model: instances that still fit per used mask (mig_layout.c) */
         size_t n_migfit;
+        kerf_clock_fn clock;
+        void *clock_arg;
+        sqspec *qspecs; /* kerf_sched_queue_set */
+        size_t n_qspecs;
+        uint64_t mark;  /* backfill.c's collection stamp */
+        stask **bf_buf; /* backfill.c's scratch lists: candidates, and running tasks */
+        stask **rv_buf;
+        size_t rv_cap;
+        uint64_t bf_gen; /* backfill.c: candidates tried since capacity last changed */
+        unsigned bf_used;
+        size_t bf_cap;
         /* decisions not yet handed out by kerf_sched_step (FIFO) */
         kerf_decision *dq;
         size_t dq_head, dq_len, dq_cap;
@@ -280,12 +315,30 @@ int kerf__mig_create_planned(kerf_sched *s, stask *t);
 int kerf__emit(kerf_sched *s, kerf_decision_kind k, stask *t, const kerf_reason *why);
 
 /* queue.c */
+/* The spec of queues called `name` (kerf_sched_queue_set, or the policy's default). */
+void kerf__queue_spec_for(const kerf_sched *s, const char *name, kerf_queue_spec *ret);
 int kerf__queue_push(squeue *q, stask *t);
 void kerf__queue_remove(squeue *q, stask *t);
 stask *kerf__queue_top(const squeue *q);
 bool kerf__task_before(const stask *a, const stask *b);
 /* Puts a task (back) into its queue as PENDING. */
 int kerf__task_enqueue(kerf_sched *s, stask *t);
+
+/* backfill.c */
+uint64_t kerf__now(const kerf_sched *s);
+/* Whether `q` treats `head` strictly at `now` (strict, or best-effort past starvation_s). */
+bool kerf__queue_strict(const squeue *q, const stask *head, uint64_t now);
+/* Tries tasks behind the blocked head of `q` (mode and backfill rules); starts at most one.
+ * Returns 1 when one started, 0 when none is left at this generation, or a negative errno. */
+int kerf__backfill(kerf_sched *s, squeue *q);
+/* Whether pick() should still offer `q` whose head is blocked at this generation. */
+bool kerf__backfill_pending(const kerf_sched *s, const squeue *q);
+/* Computes (or reuses) the reservation of q's head; false when the head fits now. */
+void kerf__reserve(kerf_sched *s, squeue *q, stask *head);
+/* step.c: starts `t` with `plan`; `why` (may be NULL) prefixes the START reason. */
+int kerf__start(kerf_sched *s, stask *t, splan *plan, const char *why);
+/* step.c: records a failed attempt (lazy words) unless an eviction reason must outlive it. */
+void kerf__note_wait(stask *t, kerf_why w, const sdetail *d);
 
 /* preempt.c */
 /* Tries to make room for `t` by preempting; on success the task is placed (plan filled,

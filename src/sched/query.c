@@ -154,6 +154,7 @@ int kerf_sched_task_get(const kerf_sched *s, uint64_t id, kerf_task_info *ret)
         memcpy(ret->usage, t->charge, sizeof(ret->usage));
         ret->borrowing = t->borrowing;
         ret->preemptions = t->preemptions;
+        ret->backfilled = t->state != KERF_TASK_PENDING && t->backfilled;
         ret->submit_seq = t->seq;
         kerf__task_reason(s, t, &ret->reason);
         return 0;

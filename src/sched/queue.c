@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* queue.c - per-queue priority heaps of pending tasks */
+/* queue.c - per-queue priority heaps of pending tasks, and queue modes */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -60,6 +62,7 @@ int kerf__queue_push(squeue *q, stask *t)
         }
         q->heap[q->len] = t;
         t->heap_idx = q->len++;
+        q->n_bounded += t->max_runtime > 0;
         sift_up(q, t->heap_idx);
         return 0;
 }
@@ -70,6 +73,7 @@ void kerf__queue_remove(squeue *q, stask *t)
         if (i >= q->len || q->heap[i] != t)
                 return;
         q->len--;
+        q->n_bounded -= t->max_runtime > 0;
         if (i != q->len) {
                 q->heap[i] = q->heap[q->len];
                 q->heap[i]->heap_idx = i;
@@ -90,10 +94,93 @@ int kerf__task_enqueue(kerf_sched *s, stask *t)
         if (r < 0)
                 return r;
         t->state = KERF_TASK_PENDING;
+        t->queued_ms = kerf__now(s);
+        t->backfilled = false;
         t->tenant->n_pending++;
         s->st.pending++;
         /* a new head may be runnable even if the old one was not */
         if (t->queue->heap[0] == t)
                 t->queue->blocked_gen = 0;
+        else
+                t->queue->bf_done_gen = 0; /* a new candidate behind a blocked head */
+        return 0;
+}
+
+static const char *const mode_names[KERF_QUEUE_MODE_COUNT] = {"strict", "best-effort"};
+
+const char *kerf_queue_mode_name(kerf_queue_mode m)
+{
+        return (unsigned)m < KERF_QUEUE_MODE_COUNT ? mode_names[m] : "?";
+}
+
+int kerf_queue_mode_parse(const char *name, kerf_queue_mode *ret)
+{
+        for (int m = 0; name && m < KERF_QUEUE_MODE_COUNT; m++)
+                if (!strcmp(name, mode_names[m])) {
+                        *ret = (kerf_queue_mode)m;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+void kerf_queue_spec_default(kerf_queue_spec *q)
+{
+        memset(q, 0, sizeof(*q));
+        q->mode = KERF_QUEUE_STRICT;
+        q->backfill = true;
+        q->starvation_s = 3600;
+}
+
+void kerf__queue_spec_for(const kerf_sched *s, const char *name, kerf_queue_spec *ret)
+{
+        for (size_t i = 0; i < s->n_qspecs; i++)
+                if (!strcmp(s->qspecs[i].name, name)) {
+                        *ret = s->qspecs[i].spec;
+                        return;
+                }
+        *ret = s->pol.queue_default;
+}
+
+void kerf_sched_clock_set(kerf_sched *s, kerf_clock_fn fn, void *arg)
+{
+        if (!s)
+                return;
+        s->clock = fn;
+        s->clock_arg = arg;
+}
+
+int kerf_sched_queue_set(kerf_sched *s, const char *name, const kerf_queue_spec *spec)
+{
+        size_t n = name ? strlen(name) : 0;
+        if (!s || !spec || n == 0 || n >= KERF_NAME_LEN ||
+            (unsigned)spec->mode >= KERF_QUEUE_MODE_COUNT || spec->starvation_s > 31536000 ||
+            (spec->mode == KERF_QUEUE_BEST_EFFORT && spec->starvation_s == 0))
+                return -EINVAL;
+        size_t i = 0;
+        while (i < s->n_qspecs && strcmp(s->qspecs[i].name, name))
+                i++;
+        if (i == s->n_qspecs) {
+                sqspec *ns = realloc(s->qspecs, (s->n_qspecs + 1) * sizeof(*ns));
+                if (!ns)
+                        return -ENOMEM;
+                s->qspecs = ns;
+                snprintf(ns[i].name, sizeof(ns[i].name), "%s", name);
+                s->n_qspecs++;
+        }
+        s->qspecs[i].spec = *spec;
+        for (size_t k = 0; k < s->n_tenants; k++)
+                for (squeue *q = s->tenants[k]->queues; q; q = q->next)
+                        if (!strcmp(q->name, name)) {
+                                q->spec = *spec;
+                                q->bf_done_gen = 0; /* its tasks may be tried again */
+                        }
+        return 0;
+}
+
+int kerf_sched_queue_get(const kerf_sched *s, const char *name, kerf_queue_spec *ret)
+{
+        if (!s || !name || !ret)
+                return -EINVAL;
+        kerf__queue_spec_for(s, name, ret);
         return 0;
 }

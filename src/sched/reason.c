@@ -138,6 +138,19 @@ static void detail_words(const kerf_sched *s, const sdetail *d, char *buf, size_
         case MSG_NO_ROUTE:
                 snprintf(buf, len, "no route can ever hold this request");
                 break;
+        case MSG_BEHIND_HEAD:
+                if (b == UINT64_MAX)
+                        snprintf(buf, len,
+                                 "fits now, but waits behind task %llu of its queue, which has no "
+                                 "expected start (it waits for tasks without max_runtime_s); "
+                                 "starting could delay it",
+                                 a);
+                else
+                        snprintf(buf, len,
+                                 "fits now, but waits behind task %llu of its queue, expected to "
+                                 "start in %llu s; running up to %llu s it could delay it",
+                                 a, b, c);
+                break;
         case MSG_NONE:
         default:
                 snprintf(buf, len, "%s", "");

@@ -177,6 +177,7 @@ int kerf_sched_restore(kerf_sched *s, const kerf_request *r, uint64_t id,
         if (nd->mem_free != UINT64_MAX)
                 nd->mem_free = nd->mem_free > t->hmem ? nd->mem_free - t->hmem : 0;
         t->state = KERF_TASK_RUNNING;
+        t->start_ms = kerf__now(s); /* until kerf_sched_task_started says when */
         s->st.running++;
         kerf__reason_set(&t->reason, KERF_WHY_PLACED, 0, "restored on its recorded units");
         s->gen++;

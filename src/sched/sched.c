@@ -38,6 +38,8 @@ void kerf_policy_default(kerf_policy *p)
         p->preemption = true;
         p->mig_reconfigure = true;
         p->dev_default_mem = 8 * KERF_GIB;
+        kerf_queue_spec_default(&p->queue_default);
+        p->backfill_depth = 32;
 }
 
 int kerf_policy_set_routes(kerf_policy *p, kerf_workload w, kerf_tier t,
@@ -96,6 +98,10 @@ static bool policy_ok(const kerf_policy *p)
                 for (int t = 0; t < KERF_TIER_COUNT; t++)
                         if (p->n_routes[w][t] == 0 || p->n_routes[w][t] > KERF_UNIT_KIND_COUNT)
                                 return false;
+        const kerf_queue_spec *q = &p->queue_default;
+        if ((unsigned)q->mode >= KERF_QUEUE_MODE_COUNT ||
+            (q->mode == KERF_QUEUE_BEST_EFFORT && q->starvation_s == 0))
+                return false;
         return (unsigned)p->place <= KERF_PLACE_FIRSTFIT;
 }
 
@@ -195,6 +201,9 @@ kerf_sched *kerf_sched_free(kerf_sched *s)
         free(s->nodes);
         free(s->ready);
         free(s->dq);
+        free(s->qspecs);
+        free(s->bf_buf);
+        free(s->rv_buf);
         kerf_fleet_free(s->fleet);
         free(s);
         return NULL;
@@ -286,7 +295,7 @@ int kerf_sched_tenant_usage(const kerf_sched *s, const char *tenant,
         return 0;
 }
 
-static squeue *queue_get(stenant *t, const char *name)
+static squeue *queue_get(const kerf_sched *s, stenant *t, const char *name)
 {
         for (squeue *q = t->queues; q; q = q->next)
                 if (strcmp(q->name, name) == 0)
@@ -296,6 +305,7 @@ static squeue *queue_get(stenant *t, const char *name)
                 return NULL;
         snprintf(q->name, sizeof(q->name), "%s", name);
         q->tenant = t;
+        kerf__queue_spec_for(s, name, &q->spec);
         /* append: queue order within a tenant is creation order (deterministic) */
         squeue **pp = &t->queues;
         while (*pp)
@@ -390,7 +400,7 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
         /* shares without a memory size get the policy default */
         if (!t->mem_req && !t->mem_permille && !whole_route_only(s, t) && !t->mig_name[0])
                 t->mem_req = s->pol.dev_default_mem;
-        t->queue = queue_get(ten, qn);
+        t->queue = queue_get(s, ten, qn);
         if (!t->queue)
                 return -ENOMEM;
         return 0;
@@ -572,10 +582,14 @@ int kerf_sched_mig_done(kerf_sched *s, uint64_t unit, int result)
                         if (t) {
                                 u->state = KERF_UNIT_ASSIGNED;
                                 t->state = KERF_TASK_RUNNING;
+                                t->start_ms = kerf__now(s); /* its max_runtime counts from now */
                                 s->st.running++;
                                 s->st.placed++;
                                 kerf__reason_set(&t->reason, KERF_WHY_PLACED, 0,
-                                                 "running on new MIG instance %s of GPU %u",
+                                                 "%srunning on new MIG instance %s of GPU %u",
+                                                 t->backfilled ? "backfilled ahead of its "
+                                                                 "queue's blocked head; "
+                                                               : "",
                                                  u->prof->name, u->gpu);
                                 return kerf__emit(s, KERF_DEC_START, t, &t->reason);
                         }

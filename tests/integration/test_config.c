@@ -100,6 +100,20 @@ static const struct bad {
     {"policy:\n  unenforced_slices: yes\n", 2, "unenforced_slices: refuse or allow, got \"yes\""},
     {"policy:\n  preempt_slices_by: pause\n", 2, "preempt_slices_by: kill or suspend"},
     {"policy:\n  shim_bypass: ignore\n", 2, "shim_bypass: record or stop"},
+    /* queues: (docs/DAEMON.md "Queues") */
+    {"queues:\n  - name: q\n    mode: fifo\n", 3,
+     "queue mode: strict or best-effort, got \"fifo\""},
+    {"queues:\n  - name: q\n    backfill: sometimes\n", 3,
+     "queue backfill: expected true or false"},
+    {"queues:\n  - name: q\n    mode: best-effort\n    starvation_s: 0\n", 4,
+     "queue starvation_s: 1s..365d, got \"0\""},
+    {"queues:\n  - name: q\n    starvation_s: 60\n", 3,
+     "queue \"q\": starvation_s applies to best-effort queues only"},
+    {"queues:\n  - mode: strict\n", 2, "queue: name is required"},
+    {"queues:\n  - name: q\n  - name: q\n", 3, "queue \"q\" defined twice"},
+    {"queues:\n  - name: \"a b\"\n", 2, "queue name \"a b\""},
+    {"queues:\n  - name: q\n    depth: 3\n", 3, "queue: unknown key \"depth\""},
+    {"queues: strict\n", 1, "queues: expected a list"},
     {"fencing: sometimes\n", 1, "fencing: mode must be auto, off, v1 or v2"},
     {"fencing:\n  mode: v2\n  dev_dir: dev\n", 3, "dev_dir: expected an absolute path"},
     {"listen_tcp: 10.0.0.1:80\n", 1, "listen_tcp: only loopback"},
@@ -185,6 +199,18 @@ static void test_good_configs(void **st)
         ex = check(KERF_SOURCE_DIR "/examples/kerfd.yaml", out, sizeof(out));
         if (ex != 0 || !strstr(out, "ok (2 tenants)"))
                 fail_msg("examples/kerfd.yaml: exit %d: %s", ex, out);
+        /* queue modes */
+        snprintf(path, sizeof(path), "%s/queues.yaml", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("queues:\n  - name: dev\n    mode: best-effort\n    starvation_s: 600\n"
+              "  - name: train\n    mode: strict\n    backfill: false\n",
+              f);
+        fclose(f);
+        ex = check(path, out, sizeof(out));
+        if (ex != 0)
+                fail_msg("queues: exit %d: %s", ex, out);
+        unlink(path);
         /* a relative state_dir is resolved against the working directory */
         snprintf(path, sizeof(path), "%s/rel.yaml", dir);
         f = fopen(path, "w");

@@ -140,10 +140,115 @@ static void test_pages(void **st)
         }
 }
 
+/* The queue listing shows each queue's mode (config queues:, docs/SCHEDULER.md). */
+static void test_queue_modes(void **st)
+{
+        long s;
+        size_t i;
+        json_t *j, *it;
+        unsigned seen = 0;
+        (void)st;
+
+        j = kd_call(&K, "GET", "/v1/queues?limit=1000", NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        json_array_foreach(json_object_get(j, "items"), i, it)
+        {
+                const char *q = json_string_value(json_object_get(it, "queue"));
+                const char *mode = json_string_value(json_object_get(it, "mode"));
+                json_t *bf = json_object_get(it, "backfill");
+                json_t *sv = json_object_get(it, "starvation_s");
+                assert_non_null(mode);
+                if (!strcmp(q, "q1")) {
+                        assert_string_equal(mode, "best-effort");
+                        assert_true(json_is_false(bf));
+                        assert_int_equal(json_integer_value(sv), 600);
+                } else {
+                        assert_string_equal(mode, "strict");
+                        assert_true(json_is_true(bf));
+                        assert_true(json_is_null(sv));
+                }
+                seen++;
+        }
+        assert_true(seen >= 3);
+        json_decref(j);
+}
+
+static const char *reason_text(json_t *task)
+{
+        return json_string_value(json_object_get(json_object_get(task, "reason"), "text"));
+}
+
+/* GPUs with no unit (whole GPUs free for training tasks). */
+static unsigned free_gpus(void)
+{
+        long s;
+        size_t i;
+        json_t *it, *j = kd_call(&K, "GET", "/v1/gpus?limit=1000", NULL, NULL, &s, NULL);
+        unsigned n = 0;
+        assert_int_equal(s, 200);
+        json_array_foreach(json_object_get(j, "items"), i, it)
+        {
+                n += !strcmp(json_string_value(json_object_get(it, "mode")), "free");
+        }
+        json_decref(j);
+        return n;
+}
+
+/* Through kerfd (its clock, the config's modes, the recorded START reason): a best-effort queue
+ * lets a small task pass a blocked head; in a strict queue a task that ends before the blocked
+ * head's expected start is backfilled. */
+static void test_queue_passing(void **st)
+{
+        char body[256];
+        json_t *t;
+        unsigned long long small, x, head, bf;
+        unsigned f;
+        (void)st;
+
+        kd_submit(&K,
+                  "{\"tenant\":\"alice\",\"queue\":\"q1\",\"workload\":\"training\","
+                  "\"gpus\":8,\"command\":[\"/bin/sleep\",\"60\"]}",
+                  NULL);
+        small = kd_submit(&K,
+                          "{\"tenant\":\"alice\",\"queue\":\"q1\",\"gpus\":1,"
+                          "\"command\":[\"/bin/sleep\",\"0.2\"]}",
+                          NULL);
+        t = kd_wait_task(&K, small, "running", 20000);
+        if (!strstr(reason_text(t), "best-effort queue: task"))
+                fail_msg("best-effort start: %s", reason_text(t));
+        json_decref(t);
+        json_decref(kd_wait_task(&K, small, "succeeded", 20000));
+        /* strict (the default queue spec): x leaves one GPU free for up to 600 s; the head needs
+         * one more, so it is expected to start when x reaches its max_runtime_s */
+        f = free_gpus();
+        assert_true(f >= 2);
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"bob\",\"queue\":\"bfq\",\"workload\":\"training\","
+                 "\"gpus\":%u,\"max_runtime_s\":600,\"command\":[\"/bin/sleep\",\"60\"]}",
+                 f - 1);
+        x = kd_submit(&K, body, NULL);
+        json_decref(kd_wait_task(&K, x, "running", 20000));
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"bob\",\"queue\":\"bfq\",\"workload\":\"training\","
+                 "\"gpus\":%u,\"command\":[\"/bin/sleep\",\"60\"]}",
+                 f);
+        head = kd_submit(&K, body, NULL);
+        bf = kd_submit(&K,
+                       "{\"tenant\":\"bob\",\"queue\":\"bfq\",\"workload\":\"training\","
+                       "\"max_runtime_s\":30,\"command\":[\"/bin/sleep\",\"60\"]}",
+                       NULL);
+        t = kd_wait_task(&K, bf, "running", 20000);
+        if (!strstr(reason_text(t), "backfilled: ends within 30 s, before task"))
+                fail_msg("backfilled start: %s", reason_text(t));
+        json_decref(t);
+        json_decref(kd_wait_task(&K, head, "pending", 2000));
+}
+
 static int setup(void **st)
 {
         (void)st;
-        kd_setup(&K, NULL);
+        kd_setup(&K, "queues:\n  - name: q1\n    mode: best-effort\n    backfill: false\n"
+                     "    starvation_s: 600\n");
         return 0;
 }
 
@@ -157,6 +262,8 @@ static int teardown(void **st)
 
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_pages)};
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_pages),
+                                           cmocka_unit_test(test_queue_modes),
+                                           cmocka_unit_test(test_queue_passing)};
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -43,6 +43,7 @@ typedef struct world {
         size_t n_pairs;
         uint64_t hash; /* of the decision stream */
         uint64_t events, preempts, reclaims, starts, creates, destroys, refusals, faults;
+        uint64_t passed; /* started ahead of a blocked head (backfill, best-effort) */
         const char *name;
         char log[8][128]; /* the last events, for failure messages */
 } world;
@@ -158,6 +159,8 @@ static void ev_submit(world *w)
                 q.cpu_milli = 1000 * (1 + below(r, 40));
                 q.host_mem_bytes = (1 + below(r, 256)) * KERF_GIB;
         }
+        if (chance(r, 50)) /* backfill candidates (and best-effort skips in q2) */
+                q.max_runtime_s = 1 + below(r, 600);
         uint64_t id;
         kerf_reason why;
         int rc = kerf_sched_submit(w->s, &q, &id, &why);
@@ -272,6 +275,8 @@ static void ev_step(world *w)
                                 break;
                         case KERF_DEC_START:
                                 w->starts++;
+                                w->passed += strncmp(d[i].reason.text, "backfilled", 10) == 0 ||
+                                             strncmp(d[i].reason.text, "best-effort", 11) == 0;
                                 break;
                         case KERF_DEC_MIG_CREATE:
                         case KERF_DEC_MIG_DESTROY:
@@ -374,8 +379,18 @@ static void ev_recover(world *w)
         }
 }
 
+/* The scheduler's clock: advanced by every event (backfill and starvation read it). */
+static uint64_t clock_ms;
+
+static uint64_t world_clock(void *arg)
+{
+        (void)arg;
+        return clock_ms;
+}
+
 static void one_event(world *w)
 {
+        clock_ms += below(&w->r, 3000);
         unsigned e = below(&w->r, 1000);
         if (e < 380) {
                 if (w->n_live >= w->live_cap)
@@ -483,18 +498,26 @@ static uint64_t run(const char *name, kerf_fleet *f, uint64_t seed, uint64_t eve
         kerf_policy p;
         kerf_policy_default(&p);
         w.s = sched_over(f, &p);
+        clock_ms = 0;
+        kerf_sched_clock_set(w.s, world_clock, NULL);
+        kerf_queue_spec qs;
+        kerf_queue_spec_default(&qs);
+        qs.mode = KERF_QUEUE_BEST_EFFORT;
+        qs.starvation_s = 120;
+        assert_int_equal(kerf_sched_queue_set(w.s, "q2", &qs), 0);
         for (unsigned i = 0; i < N_TENANTS; i++)
                 set_tenant(&w, i);
         while (w.events < events)
                 one_event(&w);
         drain(&w);
-        print_message("%s: seed %#llx, %llu events, %llu starts, %llu preemptions (%llu "
+        print_message("%s: seed %#llx, %llu events, %llu starts (%llu ahead of a blocked head), "
+                      "%llu preemptions (%llu "
                       "reclaims), %llu MIG creates, %llu destroys, %llu refused, %llu faults\n",
                       name, (unsigned long long)seed, (unsigned long long)w.events,
-                      (unsigned long long)w.starts, (unsigned long long)w.preempts,
-                      (unsigned long long)w.reclaims, (unsigned long long)w.creates,
-                      (unsigned long long)w.destroys, (unsigned long long)w.refusals,
-                      (unsigned long long)w.faults);
+                      (unsigned long long)w.starts, (unsigned long long)w.passed,
+                      (unsigned long long)w.preempts, (unsigned long long)w.reclaims,
+                      (unsigned long long)w.creates, (unsigned long long)w.destroys,
+                      (unsigned long long)w.refusals, (unsigned long long)w.faults);
         kerf_sched_free(w.s);
         return w.hash;
 }
