@@ -425,13 +425,19 @@ int cli_queue(cli *c, int argc, char **argv)
         if (c->json) {
                 cli_print_json(j);
         } else {
-                static const char *const h[] = {"TENANT", "QUEUE", "PENDING", "RUNNING", "HEAD"};
-                cli_table *t = cli_table_new(h, 5);
+                static const char *const h[] = {"TENANT",  "QUEUE",   "MODE", "BACKFILL",
+                                                "PENDING", "RUNNING", "HEAD"};
+                cli_table *t = cli_table_new(h, 7);
                 size_t i;
                 json_t *q;
                 json_array_foreach(items_of(j), i, q)
-                    cli_table_add(t, cli_str(q, "tenant"), cli_str(q, "queue"),
-                                  cli_num(q, "pending"), cli_num(q, "running"), cli_num(q, "head"));
+                {
+                        json_t *bf = json_object_get(q, "backfill");
+                        cli_table_add(
+                            t, cli_str(q, "tenant"), cli_str(q, "queue"), cli_str(q, "mode"),
+                            json_is_boolean(bf) ? (json_is_true(bf) ? "on" : "off") : "-",
+                            cli_num(q, "pending"), cli_num(q, "running"), cli_num(q, "head"));
+                }
                 cli_table_print(t, stdout);
                 cli_table_free(t);
         }

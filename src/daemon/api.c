@@ -508,6 +508,14 @@ static void task_explain(kreq *r, uint64_t id)
                               (json_int_t)e.reason.other_task, "routes", routes, "queue_position",
                               (int)e.queue_position, "fair_share_rank", (int)e.fair_share_rank,
                               "dominant_share", e.dominant_share, "hint", e.hint);
+                /* behind a blocked head (backfill, docs/SCHEDULER.md): who and when */
+                if (j && e.head_task) {
+                        json_object_set_new(j, "head_task", json_integer((json_int_t)e.head_task));
+                        json_object_set_new(j, "head_start_in_s",
+                                            e.head_start_in_s >= 0
+                                                ? json_integer((json_int_t)e.head_start_in_s)
+                                                : json_null());
+                }
         }
         kreq_json(r, 200, j);
         if (k == 1)

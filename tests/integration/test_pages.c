@@ -242,6 +242,23 @@ static void test_queue_passing(void **st)
                 fail_msg("backfilled start: %s", reason_text(t));
         json_decref(t);
         json_decref(kd_wait_task(&K, head, "pending", 2000));
+        /* a task behind the blocked head: explain names the head and its expected start (x
+         * reaches its max_runtime_s of 600 s) */
+        unsigned long long late = kd_submit(&K,
+                                            "{\"tenant\":\"bob\",\"queue\":\"bfq\",\"workload\":"
+                                            "\"training\",\"max_runtime_s\":3600,"
+                                            "\"command\":[\"/bin/sleep\",\"60\"]}",
+                                            NULL);
+        char path[64];
+        long status = 0;
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/explain", late);
+        json_t *e = kd_call(&K, "GET", path, NULL, NULL, &status, NULL);
+        assert_int_equal(status, 200);
+        assert_int_equal(json_integer_value(json_object_get(e, "head_task")), (json_int_t)head);
+        json_int_t in_s = json_integer_value(json_object_get(e, "head_start_in_s"));
+        if (in_s < 500 || in_s > 600)
+                fail_msg("head_start_in_s %lld, want ~600", (long long)in_s);
+        json_decref(e);
 }
 
 static int setup(void **st)
