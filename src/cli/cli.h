@@ -79,7 +79,8 @@ void cli_usage(FILE *f, const char *verb);
 /* True if argv has -h/--help; prints the verb's help to stdout. */
 bool cli_wants_help(int argc, char **argv);
 
-/* cmd_task.c */
+/* cmd_task.c (submit show suspend resume logs explain); cmd_run.c: cli_run; cmd_ls.c: cli_ls;
+ * cmd_cancel.c: cli_cancel */
 /* Parses submit flags (argv[0] the verb, no command) into a request object (*ret, caller
  * decrefs). 0, an exit code, or -1 after --help was printed. */
 int cli_parse_request(cli *c, int argc, char **argv, json_t **ret);
@@ -98,9 +99,6 @@ int cli_parse_run_request(cli *c, int argc, char **argv, json_t **ret);
  * was read. 0, or the exit code of a failed call (its error printed). */
 int cli_pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
              bool *eof);
-/* cmd_run.c: kerf run */
-/* cmd_cancel.c: kerf cancel ID... | --state/--queue/--tenant/--name [--dry-run] [--grace S]
- * [--signal SIG] */
 
 /* cmd_ls.c: kerf ls, and the task selection kerf cancel shares. A filter: states (a
  * comma-separated list; running includes suspended), queue and tenant go to kerfd; name (a
