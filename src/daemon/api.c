@@ -426,7 +426,14 @@ static void task_list(kreq *r)
                         kerf_store_task_fini(&w);
         }
         kerf_store_task_list_free(ts, nt);
-        kreq_json(r, 200, api_list(items, next));
+        /* how many more match after this page, for "N more" (0 on the last page) */
+        uint64_t remaining = 0;
+        f.after = next;
+        if (next && kerf_store_task_count(n->store, &f, &remaining) < 0)
+                remaining = 0;
+        json_t *ans = api_list(items, next);
+        json_object_set_new(ans, "remaining", json_integer((json_int_t)remaining));
+        kreq_json(r, 200, ans);
 }
 
 static void task_logs(kreq *r, uint64_t id)
