@@ -109,9 +109,11 @@ typedef struct cli_task_filter {
 } cli_task_filter;
 /* Tasks matching f from cursor `after` (NULL: the start): one page of `limit`, or every page
  * (all). *ret_items: a new array (caller decrefs); *ret_next: the cursor after them or NULL
- * (caller frees). 0, or an exit code after one error line. */
+ * (caller frees); *ret_remaining (may be NULL): how many more kerfd holds past the cursor
+ * before the filters applied here, -1 when kerfd does not say. 0, or an exit code after one
+ * error line. */
 int cli_task_fetch(cli *c, const cli_task_filter *f, const char *after, unsigned limit, bool all,
-                   json_t **ret_items, char **ret_next);
+                   json_t **ret_items, char **ret_next, int64_t *ret_remaining);
 bool cli_task_match(const cli_task_filter *f, const json_t *t);
 /* Checks a comma-separated --state list against `allowed` (NULL-terminated); false after one
  * error line naming the bad word and the accepted ones. */

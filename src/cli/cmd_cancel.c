@@ -177,7 +177,7 @@ int cli_cancel(cli *c, int argc, char **argv)
         if (!nids) {
                 char *next = NULL;
                 json_t *items = NULL;
-                ex = cli_task_fetch(c, &f, NULL, 1000, true, &items, &next);
+                ex = cli_task_fetch(c, &f, NULL, 1000, true, &items, &next, NULL);
                 free(next);
                 if (ex) {
                         json_decref(targets);

@@ -100,7 +100,7 @@ static int id_cmp(const void *a, const void *b)
 
 /* One page of GET /v1/tasks for one server-side state (or any: NULL); appends to items. */
 static int fetch_page(cli *c, const cli_task_filter *f, const char *state, const char *after,
-                      unsigned limit, json_t *items, char **ret_next)
+                      unsigned limit, json_t *items, char **ret_next, int64_t *remaining)
 {
         char path[512];
         json_t *j = NULL;
@@ -117,6 +117,11 @@ static int fetch_page(cli *c, const cli_task_filter *f, const char *state, const
         if (ex)
                 return ex;
         json_array_extend(items, json_object_get(j, "items"));
+        json_t *rem = json_object_get(j, "remaining"); /* absent from an older kerfd: -1 */
+        if (!json_is_integer(rem) || *remaining < 0)
+                *remaining = -1;
+        else
+                *remaining += json_integer_value(rem);
         json_t *nx = json_object_get(j, "next");
         *ret_next = NULL;
         if (json_is_string(nx))
@@ -133,7 +138,7 @@ static int fetch_page(cli *c, const cli_task_filter *f, const char *state, const
 /* One page over the server-side states of f: with several states, one request each with the
  * same cursor, merged in id order and cut at `limit` (task cursors are ids: docs/API.md). */
 static int fetch_one(cli *c, const cli_task_filter *f, const char *after, unsigned limit,
-                     json_t *items, char **ret_next)
+                     json_t *items, char **ret_next, int64_t *remaining)
 {
         const char *sv[8];
         size_t ns = 0;
@@ -148,12 +153,13 @@ static int fetch_one(cli *c, const cli_task_filter *f, const char *after, unsign
                         sv[ns++] = srv;
         }
         if (ns <= 1)
-                return fetch_page(c, f, ns ? sv[0] : NULL, after, limit, items, ret_next);
+                return fetch_page(c, f, ns ? sv[0] : NULL, after, limit, items, ret_next,
+                                  remaining);
         json_t *all = json_array();
         bool more = false;
         for (size_t k = 0; k < ns; k++) {
                 char *nx = NULL;
-                int ex = fetch_page(c, f, sv[k], after, limit, all, &nx);
+                int ex = fetch_page(c, f, sv[k], after, limit, all, &nx, remaining);
                 if (ex) {
                         json_decref(all);
                         return ex;
@@ -180,8 +186,14 @@ static int fetch_one(cli *c, const cli_task_filter *f, const char *after, unsign
         if (more || kept < n) {
                 char b[32];
                 bool cut = false;
+                /* what remains: each state's rest past its page, and the merged rows cut */
                 for (size_t i = 0; v && i < n; i++)
-                        cut = cut || geti(v[i], "id") > last;
+                        if (geti(v[i], "id") > last &&
+                            (i == 0 || geti(v[i], "id") != geti(v[i - 1], "id"))) {
+                                cut = true;
+                                if (*remaining >= 0)
+                                        (*remaining)++;
+                        }
                 if (more || cut) {
                         snprintf(b, sizeof(b), "%lld", (long long)last);
                         *ret_next = strdup(b);
@@ -193,14 +205,16 @@ static int fetch_one(cli *c, const cli_task_filter *f, const char *after, unsign
 }
 
 int cli_task_fetch(cli *c, const cli_task_filter *f, const char *after, unsigned limit, bool all,
-                   json_t **ret_items, char **ret_next)
+                   json_t **ret_items, char **ret_next, int64_t *ret_remaining)
 {
+        int64_t remaining = 0;
         json_t *items = json_array(), *page;
         char *cur = after ? strdup(after) : NULL, *next = NULL;
         int ex = 0;
         for (;;) {
                 page = json_array();
-                ex = fetch_one(c, f, cur, all ? 1000 : limit, page, &next);
+                remaining = 0;
+                ex = fetch_one(c, f, cur, all ? 1000 : limit, page, &next, &remaining);
                 if (ex) {
                         json_decref(page);
                         break;
@@ -223,6 +237,8 @@ int cli_task_fetch(cli *c, const cli_task_filter *f, const char *after, unsigned
         }
         *ret_items = items;
         *ret_next = cur;
+        if (ret_remaining)
+                *ret_remaining = cur ? remaining : 0;
         return 0;
 }
 
@@ -492,7 +508,8 @@ typedef struct ls_opts {
 } ls_opts;
 
 /* The hint after a page: the same command line with --after CURSOR. */
-static void print_more(int argc, char **argv, const char *next, bool client_filters)
+static void print_more(int argc, char **argv, const char *next, int64_t remaining,
+                       bool client_filters)
 {
         char line[1024];
         size_t l = (size_t)snprintf(line, sizeof(line), "kerf ls");
@@ -507,7 +524,10 @@ static void print_more(int argc, char **argv, const char *next, bool client_filt
         }
         if (l < sizeof(line))
                 snprintf(line + l, sizeof(line) - l, " --after %s", next);
-        fprintf(stderr, "kerf: more tasks%s: %s (or --all for every page)\n",
+        char n[32] = "";
+        if (remaining > 0)
+                snprintf(n, sizeof(n), "%lld ", (long long)remaining);
+        fprintf(stderr, "kerf: %smore tasks%s: %s (or --all for every page)\n", n,
                 client_filters ? " (before the --name/--route/--gpu filters)" : "", cli_safe(line));
 }
 
@@ -515,7 +535,8 @@ static int ls_once(cli *c, const ls_opts *o, int argc, char **argv)
 {
         json_t *items = NULL;
         char *next = NULL;
-        int ex = cli_task_fetch(c, &o->f, o->after, o->limit, o->all, &items, &next);
+        int64_t remaining = 0;
+        int ex = cli_task_fetch(c, &o->f, o->after, o->limit, o->all, &items, &next, &remaining);
         if (ex)
                 return ex;
         if (sort_key != SORT_ID || sort_rev)
@@ -529,8 +550,9 @@ static int ls_once(cli *c, const ls_opts *o, int argc, char **argv)
                         json_object_set_new(t, "started", iso_json(geti(t, "started_ms")));
                         json_object_set_new(t, "ended", iso_json(geti(t, "ended_ms")));
                 }
-                json_t *j = json_pack("{s:o, s:o}", "items", items, "next",
-                                      next ? json_string(next) : json_null());
+                json_t *j = json_pack("{s:o, s:o, s:I}", "items", items, "next",
+                                      next ? json_string(next) : json_null(), "remaining",
+                                      (json_int_t)(remaining > 0 ? remaining : 0));
                 if (o->out == OUT_JSON)
                         cli_print_json(j);
                 else
@@ -540,7 +562,8 @@ static int ls_once(cli *c, const ls_opts *o, int argc, char **argv)
                 print_table(items, o->out == OUT_WIDE, o->no_headers);
                 json_decref(items);
                 if (next)
-                        print_more(argc, argv, next, o->f.name || o->f.route || o->f.gpu >= 0);
+                        print_more(argc, argv, next, remaining,
+                                   o->f.name || o->f.route || o->f.gpu >= 0);
         }
         fflush(stdout);
         free(next);

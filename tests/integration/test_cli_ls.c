@@ -362,6 +362,10 @@ static void test_ls(void **st)
         out_fini(&o);
         o = kerf("ls", "--limit", "2");
         assert_code(&o, 0);
+        char more[64];
+        snprintf(more, sizeof(more), "kerf: %zu more tasks: ", total - 2);
+        if (!strstr(o.err, more))
+                fail_msg("no '%s' in the hint: %s", more, o.err);
         const char *h = strstr(o.err, "kerf ls --limit 2 --after ");
         if (!h)
                 fail_msg("no paging hint: %s", o.err);
@@ -382,6 +386,8 @@ static void test_ls(void **st)
         o = kerf("--json", "ls", "--state", "running,succeeded", "--limit", "1");
         assert_int_equal(n_items(&o), 1);
         assert_true(json_is_string(json_object_get(o.js, "next")));
+        /* a1, a2, c1 running and b1 succeeded: 3 more after the first */
+        assert_int_equal(json_integer_value(json_object_get(o.js, "remaining")), 3);
         out_fini(&o);
 
         /* bad input: one line, exit 2 */
