@@ -206,7 +206,7 @@ void kerf_store_task_list_free(kerf_store_task *tasks, size_t n);
 typedef int (*kerf_store_task_cb)(const kerf_store_task *t, void *userdata);
 KERF_STORE_MUST int kerf_store_task_foreach(kerf_store *s, const kerf_store_task_filter *f,
                                             kerf_store_task_cb cb, void *userdata);
-/* Number of tasks matching `f` (after/limit ignored). */
+/* Number of tasks matching `f` with ids above f->after (limit ignored). */
 KERF_STORE_MUST int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f,
                                           uint64_t *ret_count);
 

@@ -88,7 +88,8 @@ void cli_usage(FILE *f, const char *verb);
 /* True if argv has -h/--help; prints the verb's help to stdout. */
 bool cli_wants_help(int argc, char **argv);
 
-/* cmd_task.c */
+/* cmd_task.c (submit show suspend resume logs explain); cmd_run.c: cli_run; cmd_ls.c: cli_ls;
+ * cmd_cancel.c: cli_cancel */
 /* Parses submit flags (argv[0] the verb, no command) into a request object (*ret, caller
  * decrefs). 0, an exit code, or -1 after --help was printed. */
 int cli_parse_request(cli *c, int argc, char **argv, json_t **ret);
@@ -101,6 +102,36 @@ int cli_suspend(cli *c, int argc, char **argv);
 int cli_resume(cli *c, int argc, char **argv);
 int cli_logs(cli *c, int argc, char **argv);
 int cli_explain(cli *c, int argc, char **argv);
+/* The submit flags and the command after them (kerf run). 0, an exit code, or -1 after --help. */
+int cli_parse_run_request(cli *c, int argc, char **argv, json_t **ret);
+/* Copies new bytes of one log stream of task `id` to `out` from *off; *eof when it ended and all
+ * was read. 0, or the exit code of a failed call (its error printed). */
+int cli_pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
+             bool *eof);
+
+/* cmd_ls.c: kerf ls, and the task selection kerf cancel shares. A filter: states (a
+ * comma-separated list; running includes suspended), queue and tenant go to kerfd; name (a
+ * glob), route and gpu (-1: any) are checked here. */
+typedef struct cli_task_filter {
+        const char *states, *queue, *tenant, *name, *route;
+        int gpu;
+} cli_task_filter;
+/* Tasks matching f from cursor `after` (NULL: the start): one page of `limit`, or every page
+ * (all). *ret_items: a new array (caller decrefs); *ret_next: the cursor after them or NULL
+ * (caller frees); *ret_remaining (may be NULL): how many more kerfd holds past the cursor
+ * before the filters applied here, -1 when kerfd does not say. 0, or an exit code after one
+ * error line. */
+int cli_task_fetch(cli *c, const cli_task_filter *f, const char *after, unsigned limit, bool all,
+                   json_t **ret_items, char **ret_next, int64_t *ret_remaining);
+bool cli_task_match(const cli_task_filter *f, const json_t *t);
+/* Checks a comma-separated --state list against `allowed` (NULL-terminated); false after one
+ * error line naming the bad word and the accepted ones. */
+bool cli_states_ok(const char *verb, const char *list, const char *const *allowed);
+/* A tenant or queue name for a query; false after one error line. */
+bool cli_name_ok(const char *verb, const char *flag, const char *v);
+/* Prints a JSON value as a YAML document (libyaml's emitter; strings that would read back as
+ * another type are quoted). 0 or -1. */
+int cli_print_yaml(const json_t *j);
 
 /* cmd_info.c */
 int cli_gpus(cli *c, int argc, char **argv);

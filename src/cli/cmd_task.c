@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_task.c - kerf submit, run, ls, show, cancel, suspend, resume, logs, explain */
+/* cmd_task.c - kerf submit, show, suspend, resume, logs, explain (run: cmd_run.c, ls: cmd_ls.c,
+ * cancel: cmd_cancel.c) */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -254,6 +255,11 @@ int cli_parse_request(cli *c, int argc, char **argv, json_t **ret)
         return parse_request(c, argc, argv, false, ret);
 }
 
+int cli_parse_run_request(cli *c, int argc, char **argv, json_t **ret)
+{
+        return parse_request(c, argc, argv, true, ret);
+}
+
 static void print_task_line(const json_t *t)
 {
         const char *name = cli_safe(json_string_value(json_object_get(t, "name")));
@@ -282,16 +288,10 @@ int cli_submit(cli *c, int argc, char **argv)
         return 0;
 }
 
-static bool ended(const json_t *t)
-{
-        const char *st = cli_str(t, "state");
-        return !strcmp(st, "succeeded") || !strcmp(st, "failed") || !strcmp(st, "cancelled");
-}
-
 /* Copies new log bytes of one stream to `out`; returns 0 or the exit code of a failed call
  * (its error already printed). */
-static int pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
-                bool *eof)
+int cli_pump(cli *c, unsigned long long id, const char *stream, long long *off, FILE *out,
+             bool *eof)
 {
         char path[128];
         json_t *j = NULL;
@@ -321,147 +321,6 @@ static int pump(cli *c, unsigned long long id, const char *stream, long long *of
         if (json_is_integer(o))
                 *off = json_integer_value(o);
         *eof = json_is_true(json_object_get(j, "eof"));
-        json_decref(j);
-        return 0;
-}
-
-/* kerfd is restarting (its tasks keep running under their supervisors, docs/DAEMON.md):
- * waits quietly, up to max_s, until it answers again. */
-static bool await_kerfd(cli *c, unsigned long long id, unsigned max_s)
-{
-        fprintf(stderr, "kerf: kerfd unreachable; task %llu keeps running; waiting up to %u s\n",
-                id, max_s);
-        for (unsigned i = 0; i < max_s * 5; i++) {
-                struct timespec ts = {0, 200 * 1000 * 1000};
-                kerf_client_response r;
-                nanosleep(&ts, NULL);
-                if (kerf_client_call(c->client, "GET", "/v1/health", NULL, &r) >= 0) {
-                        kerf_client_response_fini(&r);
-                        return true;
-                }
-        }
-        return false;
-}
-
-int cli_run(cli *c, int argc, char **argv)
-{
-        json_t *req = NULL, *task = NULL;
-        int ex = parse_request(c, argc, argv, true, &req);
-        if (ex)
-                return ex < 0 ? 0 : ex;
-        ex = cli_call(c, "POST", "/v1/tasks", req, &task);
-        json_decref(req);
-        if (ex)
-                return ex;
-        unsigned long long id = (unsigned long long)json_integer_value(json_object_get(task, "id"));
-        fprintf(stderr, "kerf: task %llu submitted\n", id);
-        json_decref(task);
-        long long off_out = 0, off_err = 0;
-        bool eof_out = false, eof_err = false;
-        char path[64];
-        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
-        for (;;) {
-                if ((ex = pump(c, id, "stdout", &off_out, stdout, &eof_out)) ||
-                    (ex = pump(c, id, "stderr", &off_err, stderr, &eof_err))) {
-                        if (ex == KERF_EXIT_UNREACHABLE && await_kerfd(c, id, 120))
-                                continue;
-                        return ex == KERF_EXIT_UNREACHABLE ? ex : KERF_EXIT_RUN_FAILED;
-                }
-                if (eof_out && eof_err)
-                        break;
-                struct timespec ts = {0, 100 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-        if ((ex = cli_call(c, "GET", path, NULL, &task)))
-                return ex == KERF_EXIT_UNREACHABLE ? ex : KERF_EXIT_RUN_FAILED;
-        int code = KERF_EXIT_RUN_FAILED;
-        json_t *ec = json_object_get(task, "exit_code"), *sig = json_object_get(task, "signal");
-        if (json_is_integer(ec))
-                code = (int)json_integer_value(ec);
-        else if (json_is_integer(sig))
-                code = 128 + (int)json_integer_value(sig);
-        if (!ended(task) || !json_is_integer(ec))
-                fprintf(stderr, "kerf: task %llu ended: %s (%s)\n", id, cli_str(task, "state"),
-                        cli_str(task, "end_reason"));
-        json_decref(task);
-        return code;
-}
-
-int cli_ls(cli *c, int argc, char **argv)
-{
-        static const struct option o[] = {{"state", required_argument, 0, 's'},
-                                          {"queue", required_argument, 0, 'q'},
-                                          {"tenant", required_argument, 0, 't'},
-                                          {"limit", required_argument, 0, 'n'},
-                                          {"json", no_argument, 0, 'j'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
-        const char *filt[3] = {NULL, NULL, NULL}; /* state, queue, tenant */
-        static const char *const names[3] = {"state", "queue", "tenant"};
-        long long limit = 100;
-        int opt;
-        optind = 1;
-        opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+:hj", o, NULL)) != -1) {
-                int k = opt == 's' ? 0 : opt == 'q' ? 1 : opt == 't' ? 2 : -1;
-                if (k >= 0) {
-                        if (strpbrk(optarg, "&?=#% ")) {
-                                cli_err("--%s: '%s' contains characters a name cannot have",
-                                        names[k], optarg);
-                                return KERF_EXIT_USAGE;
-                        }
-                        filt[k] = optarg;
-                } else if (opt == 'n') {
-                        if (!parse_int("limit", optarg, 1, 1000, &limit))
-                                return KERF_EXIT_USAGE;
-                } else if (opt == 'j') {
-                        c->json = true;
-                } else if (opt == 'h') {
-                        cli_usage(stdout, argv[0]);
-                        return 0;
-                } else {
-                        bad_flag(argv[0], opt, argv);
-                        return KERF_EXIT_USAGE;
-                }
-        }
-        if (optind < argc) {
-                cli_err("ls: unexpected argument '%s'", argv[optind]);
-                return KERF_EXIT_USAGE;
-        }
-        char path[512];
-        int len = snprintf(path, sizeof(path), "/v1/tasks?limit=%lld", limit);
-        for (int k = 0; k < 3; k++)
-                if (filt[k])
-                        len += snprintf(path + len, sizeof(path) - (size_t)len, "&%s=%.100s",
-                                        names[k], filt[k]);
-        json_t *j = NULL;
-        int ex = cli_call(c, "GET", path, NULL, &j);
-        if (ex)
-                return ex;
-        if (c->json) {
-                cli_print_json(j);
-                json_decref(j);
-                return 0;
-        }
-        static const char *const h[] = {"ID",    "NAME",  "TENANT", "QUEUE", "WORKLOAD",
-                                        "STATE", "ROUTE", "GPU",    "REASON"};
-        cli_table *t = cli_table_new(h, 9);
-        size_t i;
-        json_t *task;
-        json_array_foreach(json_object_get(j, "items"), i, task)
-        {
-                json_t *units = json_object_get(task, "units");
-                json_t *u0 = json_array_get(units, 0);
-                char reason[80];
-                snprintf(reason, sizeof(reason), "%.78s",
-                         cli_str(json_object_get(task, "reason"), "text"));
-                cli_table_add(
-                    t, cli_num(task, "id"), cli_str(task, "name"), cli_str(task, "tenant"),
-                    cli_str(task, "queue"), cli_str(task, "workload"), cli_str(task, "state"),
-                    u0 ? cli_str(task, "route") : "-", u0 ? cli_num(u0, "gpu") : "-", reason);
-        }
-        cli_table_print(t, stdout);
-        cli_table_free(t);
         json_decref(j);
         return 0;
 }
@@ -561,18 +420,6 @@ int cli_show(cli *c, int argc, char **argv)
         return 0;
 }
 
-int cli_cancel(cli *c, int argc, char **argv)
-{
-        unsigned long long id;
-        json_t *t = NULL;
-        int ex = task_call(c, argc, argv, "POST", "/cancel", &id, &t);
-        if (ex)
-                return ex < 0 ? 0 : ex;
-        print_task_line(t);
-        json_decref(t);
-        return 0;
-}
-
 static int suspend_verb(cli *c, int argc, char **argv, const char *suffix)
 {
         unsigned long long id;
@@ -607,8 +454,8 @@ int cli_logs(cli *c, int argc, char **argv)
         long long off = 0;
         bool eof = false;
         do {
-                if ((ex =
-                         pump(c, id, err ? "stderr" : "stdout", &off, err ? stderr : stdout, &eof)))
+                if ((ex = cli_pump(c, id, err ? "stderr" : "stdout", &off, err ? stderr : stdout,
+                                   &eof)))
                         return ex;
                 if (follow && !eof) {
                         struct timespec ts = {0, 200 * 1000 * 1000};

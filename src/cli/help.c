@@ -33,13 +33,46 @@ static const struct {
                "  a bare number is refused ('16': 16GiB or 16MiB?), so is 16GB (10^9 or 2^30?).\n"
                "D: seconds (90), units d h m s (90s, 15m, 1h30m, 2d) or Slurm's [D-]HH:MM:SS,\n"
                "  MM:SS, D-HH (1-00:00:00). The one rule: docs/UNITS.md.\n"},
-    {"run", "usage: kerf run [submit flags] -- COMMAND [ARG...]\n"
-            "Submits a task, streams its stdout/stderr, and exits with the task's exit code\n"
-            "(128+N if killed by signal N, 125 if it never ran or was cancelled).\n"},
-    {"ls", "usage: kerf ls [--state S] [--queue Q] [--tenant T] [--limit N] [--json]\n"
-           "Lists tasks (yours, or all for an admin).\n"},
+    {"run", "usage: kerf run [submit flags] [--no-cwd] [--export VAR[,VAR]] [--env-from-shell]\n"
+            "                -- COMMAND [ARG...]\n"
+            "Submits a task, says on stderr why it waits (once per change), streams its\n"
+            "stdout/stderr, and exits with the task's exit code (128+N if killed by signal N,\n"
+            "125 if it never ran or was cancelled; a failed start says why).\n"
+            "Ctrl-C cancels the task and waits for its end; a second Ctrl-C within 1 s leaves\n"
+            "at once (the task stays cancelled); either way the exit code is 130.\n"
+            "  --cwd DIR           working directory (default: the current directory when it\n"
+            "                      is accessible); --no-cwd lets kerfd choose\n"
+            "  --export VAR[,VAR]  copy these variables of this shell (repeatable)\n"
+            "  --env-from-shell    copy this shell's whole environment\n"
+            "  Never copied: KERF_*, CUDA_MPS_*, CUDA_VISIBLE_DEVICES, LD_PRELOAD, LD_AUDIT\n"
+            "  (kerfd sets them); --env K=V wins over a copied variable.\n"},
+    {"ls", "usage: kerf ls [--state S[,S]] [--queue Q] [--tenant T] [--name GLOB] [--route R]\n"
+           "               [--gpu N] [--sort id|submitted|priority|state|name] [-r]\n"
+           "               [-o table|wide|json|yaml] [--no-headers] [--limit N]\n"
+           "               [--after CURSOR | --all] [--watch [SECONDS]]\n"
+           "Lists tasks (yours, or all for an admin), in id order, one page (--limit, default\n"
+           "100) at a time: when more remain, stderr names the command for the next page.\n"
+           "  --state   pending starting running suspended succeeded failed cancelled\n"
+           "            (comma-separated: any of them; running includes suspended)\n"
+           "  --state, --queue, --tenant are applied by kerfd; --name (a glob), --route\n"
+           "  (whole mig slice mps tslice) and --gpu (a task with a unit on GPU N) are\n"
+           "  applied here to each page, so a page may show fewer than --limit rows\n"
+           "  --sort    of the rows shown (id by default; state in lifecycle order); -r reverses\n"
+           "  -o wide   adds PRIO, TIER, MEMORY, COMPUTE (granted, or asked while pending), UNITS\n"
+           "  -o json|yaml  the list with ISO 8601 UTC submitted/started/ended next to *_ms\n"
+           "  --all     every page; --watch redraws every SECONDS (default 2) until Ctrl-C\n"},
     {"show", "usage: kerf show ID [--json]\nShows one task: state, units, times, logs.\n"},
-    {"cancel", "usage: kerf cancel ID [--json]\nCancels a task (SIGTERM, grace, SIGKILL).\n"},
+    {"cancel",
+     "usage: kerf cancel [ID...] [--state S[,S]] [--queue Q] [--tenant T] [--name GLOB]\n"
+     "                   [--dry-run] [--grace SECONDS] [--signal SIG] [--json]\n"
+     "Cancels tasks: the ids given, or every unfinished task the filter matches (filters\n"
+     "AND-ed; with ids, only those of them that match). Nothing without ids or a filter.\n"
+     "A running task gets SIGTERM (or --signal: TERM INT KILL USR1 USR2 HUP QUIT ... or\n"
+     "1..64), then SIGKILL after the grace (--grace 0..3600 s; default kerfd's grace_s).\n"
+     "  --state   pending starting running suspended (default: all of them)\n"
+     "  --dry-run lists what would be cancelled, cancels nothing\n"
+     "Exit 0 when all were cancelled, 1 when any failed (one line each: id and why),\n"
+     "4 when none was found.\n"},
     {"suspend", "usage: kerf suspend ID [--json]\nHolds every GPU launch of a running software "
                 "slice (its processes stay,\nits memory stays allocated); shown as suspended.\n"},
     {"resume", "usage: kerf resume ID [--json]\nReleases the GPU launches of a suspended "

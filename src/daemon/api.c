@@ -269,7 +269,8 @@ static void task_cancel(kreq *r, uint64_t id)
         dtask *t;
         json_t *body = NULL, *v;
         unsigned grace = n->cfg.grace_s;
-        int k;
+        int k, sig = 0;
+        char text[96] = "cancelled by request";
 
         if (r->len) {
                 const char *key;
@@ -277,19 +278,25 @@ static void task_cancel(kreq *r, uint64_t id)
                         return;
                 json_object_foreach(body, key, v)
                 {
-                        if (strcmp(key, "grace_s") != 0) {
+                        bool is_sig = !strcmp(key, "signal");
+                        json_int_t lo = is_sig ? 1 : 0, hi = is_sig ? 64 : 3600;
+                        if (!is_sig && strcmp(key, "grace_s") != 0) {
                                 kreq_error(r, 400, "unknown_field", "%s: unknown field", key);
                                 json_decref(body);
                                 return;
                         }
-                        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                            json_integer_value(v) > 3600) {
+                        if (!json_is_integer(v) || json_integer_value(v) < lo ||
+                            json_integer_value(v) > hi) {
                                 kreq_error(r, 400, "invalid_argument",
-                                           "grace_s: an integer 0..3600");
+                                           is_sig ? "signal: a signal number 1..64"
+                                                  : "grace_s: an integer 0..3600");
                                 json_decref(body);
                                 return;
                         }
-                        grace = (unsigned)json_integer_value(v);
+                        if (is_sig)
+                                sig = (int)json_integer_value(v);
+                        else
+                                grace = (unsigned)json_integer_value(v);
                 }
                 json_decref(body);
         }
@@ -303,7 +310,11 @@ static void task_cancel(kreq *r, uint64_t id)
                         kerf_store_task_fini(&rec);
                 return;
         }
-        kerfd__task_stop(n, t, "cancel", r->actor, "cancelled by request", grace);
+        /* a chosen first signal goes to a running process; the end's audit record names it */
+        if (sig && t->in_exec && kerf_exec_stop_signal(n->exec, id, sig) == 0)
+                snprintf(text, sizeof(text), "cancelled by request (signal %d, grace %u s)", sig,
+                         grace);
+        kerfd__task_stop(n, t, "cancel", r->actor, text, grace);
         /* the answer: the task as it is now (ended, or stopping) */
         if ((t = kerfd__live(n, id)))
                 kreq_json(r, 200, kerfd_task_json(n, &t->rec, t));
@@ -415,7 +426,14 @@ static void task_list(kreq *r)
                         kerf_store_task_fini(&w);
         }
         kerf_store_task_list_free(ts, nt);
-        kreq_json(r, 200, api_list(items, next));
+        /* how many more match after this page, for "N more" (0 on the last page) */
+        uint64_t remaining = 0;
+        f.after = next;
+        if (next && kerf_store_task_count(n->store, &f, &remaining) < 0)
+                remaining = 0;
+        json_t *ans = api_list(items, next);
+        json_object_set_new(ans, "remaining", json_integer((json_int_t)remaining));
+        kreq_json(r, 200, ans);
 }
 
 static void task_logs(kreq *r, uint64_t id)

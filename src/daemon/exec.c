@@ -39,6 +39,7 @@ struct task {
         bool stopping;
         bool killed;
         kerf_exec_reason reason;
+        int stop_sig;        /* the first signal of a stop; 0: SIGTERM (kerf_exec_stop_signal) */
         uint64_t kill_at_ms; /* SIGKILL when now >= this; UINT64_MAX: not scheduled */
         uint64_t poll_at_ms; /* next time a reap should look again; 0: no need */
 };
@@ -567,7 +568,7 @@ static void begin_stop(struct task *t, kerf_exec_reason reason, uint32_t grace_m
                 t->stopping = true;
                 t->reason = reason;
                 if (grace_ms)
-                        signal_task(t, SIGTERM);
+                        signal_task(t, t->stop_sig ? t->stop_sig : SIGTERM);
         }
         if (at < t->kill_at_ms)
                 t->kill_at_ms = at;
@@ -585,6 +586,18 @@ int kerf_exec_stop(kerf_exec *ex, uint64_t task_id, kerf_exec_reason reason, uin
                 return -ENOENT;
         /* A task whose leader already ended by itself keeps reason "exited". */
         begin_stop(t, t->leader_done && !t->stopping ? KERF_EXEC_EXITED : reason, grace_ms, now_ms);
+        return 0;
+}
+
+int kerf_exec_stop_signal(kerf_exec *ex, uint64_t task_id, int sig)
+{
+        struct task *t;
+        if (!ex || sig < 1 || sig > 64)
+                return -EINVAL;
+        if (!(t = find(ex, task_id)))
+                return -ENOENT;
+        if (!t->stopping)
+                t->stop_sig = sig;
         return 0;
 }
 

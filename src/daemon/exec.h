@@ -254,6 +254,11 @@ int kerf_exec_sweep(kerf_exec *ex);
 int kerf_exec_stop(kerf_exec *ex, uint64_t task_id, kerf_exec_reason reason, uint32_t grace_ms,
                    uint64_t now_ms);
 
+/* The signal the next kerf_exec_stop() of this task sends first, instead of SIGTERM (a cancel
+ * with "signal": docs/API.md); no effect once it is stopping. Returns 0, -ENOENT, -EINVAL (sig
+ * outside 1..64). */
+int kerf_exec_stop_signal(kerf_exec *ex, uint64_t task_id, int sig);
+
 /* Stops every task (shutdown), as kerf_exec_stop() for each. Returns the number signalled. */
 int kerf_exec_stop_all(kerf_exec *ex, kerf_exec_reason reason, uint32_t grace_ms, uint64_t now_ms);
 

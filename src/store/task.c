@@ -334,7 +334,7 @@ int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f, uint64
         if (!f)
                 f = &all;
         m = filter_mask(f);
-        snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE 1%s%s%s%s",
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE id > ?4%s%s%s%s",
                  (m & 1) ? " AND tenant = ?1" : "", (m & 2) ? " AND state = ?2" : "",
                  (m & 4) ? " AND queue = ?3" : "", (m & 8) ? " AND ended_ms = 0" : "");
         rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -346,6 +346,7 @@ int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f, uint64
                 sqlite3_bind_text(st, 2, f->state, -1, SQLITE_STATIC);
         if (f->queue)
                 sqlite3_bind_text(st, 3, f->queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, f->after > INT64_MAX ? INT64_MAX : (int64_t)f->after);
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW)
                 *ret_count = (uint64_t)sqlite3_column_int64(st, 0);

@@ -162,6 +162,9 @@ static void test_pagination(void **state)
         assert_int_equal(n, 10);
         assert_int_equal(next, 0);
         kerf_store_task_list_free(arr, n);
+        /* a count honours the cursor: what remains after a page */
+        assert_int_equal(kerf_store_task_count(f->s, &flt, &count), 0);
+        assert_int_equal(count, 10);
 }
 
 static int count_cb(const kerf_store_task *t, void *ud)
