@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +104,30 @@ static void env_copy(json_t *env, const char *name, size_t len, const char *valu
         json_object_set_new(env, key, v);
 }
 
+/* True when every directory from / down to `dir` is searchable by others: the task runs as
+ * its tenant's uid (not necessarily the caller's, docs/SECURITY.md "Task identity"), so the
+ * caller's directory is a safe default only when any uid can enter it (root's 0700 home is
+ * not: then kerfd chooses, as with --no-cwd). */
+static bool others_can_enter(const char *dir)
+{
+        char p[1100];
+        struct stat st;
+        size_t len = strlen(dir);
+        if (len == 0 || len >= sizeof(p) || dir[0] != '/')
+                return false;
+        if (stat("/", &st) != 0 || !(st.st_mode & S_IXOTH))
+                return false;
+        for (size_t i = 1; i <= len; i++) {
+                if (i < len && dir[i] != '/')
+                        continue;
+                memcpy(p, dir, i);
+                p[i] = '\0';
+                if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH))
+                        return false;
+        }
+        return true;
+}
+
 static int apply_run_flags(json_t *req, const run_flags *rf)
 {
         json_t *env = json_object_get(req, "env");
@@ -142,10 +167,10 @@ static int apply_run_flags(json_t *req, const run_flags *rf)
                 json_object_set_new(req, "env", env);
         else if (fresh)
                 json_decref(env);
-        /* the caller's directory, as srun does, when it can be named and entered */
+        /* the caller's directory, as srun does, when it can be named and the task can enter it */
         if (!rf->no_cwd && !json_object_get(req, "cwd")) {
                 char *cwd = getcwd(NULL, 0);
-                if (cwd && cwd[0] == '/' && strlen(cwd) <= 1024 && access(cwd, X_OK) == 0)
+                if (cwd && cwd[0] == '/' && strlen(cwd) <= 1024 && others_can_enter(cwd))
                         json_object_set_new(req, "cwd", json_string(cwd));
                 free(cwd);
         }
