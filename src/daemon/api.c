@@ -447,6 +447,11 @@ static void task_logs(kreq *r, uint64_t id)
         }
         if ((k = visible_task(r, id, &rec, &t)) < 0)
                 return;
+        if (rec.ended_ms && kerfd__retention_logs_gone(r, id)) { /* 410 (retention.c) */
+                if (k == 1)
+                        kerf_store_task_fini(&rec);
+                return;
+        }
         path = stream && !strcmp(stream, "stderr") ? rec.log_stderr : rec.log_stdout;
         ended = rec.ended_ms != 0;
         buf = malloc(limit + 1);

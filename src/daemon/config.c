@@ -76,6 +76,7 @@ void kerfd_config_defaults(kerfd_config *c)
         c->sim_gid = KERFD_SIM_GID_DEFAULT;
         snprintf(c->cdi_dir, sizeof(c->cdi_dir), "%s", KERF_CDI_DIR_DEFAULT);
         snprintf(c->cdi_kind, sizeof(c->cdi_kind), "%s", KERF_CDI_KIND_DEFAULT);
+        kerfd_retention_defaults(&c->retention); /* retention_cfg.c */
 }
 
 static yaml_node_t *node(cfgctx *x, int id)
@@ -801,6 +802,9 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_fencing(x, v, c);
                 else if (!strcmp(ks, "cdi"))
                         r = parse_cdi(x, v, c);
+                else if (!strcmp(ks, "retention")) /* retention_cfg.c */
+                        r = kerfd_retention_parse(&x->doc, v, x->file, &c->retention, x->err,
+                                                  x->errlen);
                 else if (!strcmp(ks, "tenant_defaults"))
                         r = parse_tenant_defaults(x, v, c);
                 else if (!strcmp(ks, "tenants")) {
@@ -814,7 +818,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = fail(x, k,
                                  "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
                                  "node_name, backend, limits, policy, fencing, cdi, "
-                                 "tenant_defaults, tenants)",
+                                 "retention, tenant_defaults, tenants)",
                                  ks);
                 if (r < 0)
                         return r;

@@ -42,6 +42,17 @@ typedef struct kerfd_tenant_defaults {
         unsigned uid_span;           /* default 1048576 */
 } kerfd_tenant_defaults;
 
+/* retention: {logs_after, work_dirs_after, max_log_bytes, tasks_after, interval}
+ * (docs/DAEMON.md "Retention"; retention_cfg.c). Ages and the interval in seconds, 0 = never
+ * (keep forever / no timed pass); max_log_bytes 0 = no cap. */
+typedef struct kerfd_retention_cfg {
+        uint64_t logs_after_s;      /* default 7d */
+        uint64_t work_dirs_after_s; /* default 1d */
+        uint64_t tasks_after_s;     /* default 0: task rows kept forever */
+        uint64_t interval_s;        /* default 1h */
+        uint64_t max_log_bytes;     /* default 1GiB, per stream of an ended task */
+} kerfd_retention_cfg;
+
 typedef struct kerfd_config {
         char path[PATH_MAX]; /* file read, "" for defaults only */
         char state_dir[PATH_MAX];
@@ -86,6 +97,7 @@ typedef struct kerfd_config {
         bool cdi_enabled;       /* default false */
         char cdi_dir[PATH_MAX]; /* default /var/run/cdi */
         char cdi_kind[128];     /* default kerf.dev/gpu */
+        kerfd_retention_cfg retention;
         kerfd_tenant_defaults tenant_defaults;
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];
@@ -97,6 +109,17 @@ typedef struct kerfd_config {
 /* simgroup.c: "" when backend.sim_gid may be the simulated device group; else why not (0, the
  * admin group kerf, inside tenant_defaults' uid range, a tenant's uid or gid) in err, -EINVAL. */
 int kerfd_config_sim_gid_check(const kerfd_config *c, char *err, size_t errlen);
+
+/* retention_cfg.c: retention's defaults; parses the `retention` mapping `m` of YAML document
+ * `doc` read from `file` into *ret (0), or -KERF_EPARSE with "FILE:LINE: retention.KEY: what is
+ * wrong" in err. *ret is changed only on success. */
+struct yaml_document_s;
+struct yaml_node_s;
+void kerfd_retention_defaults(kerfd_retention_cfg *ret);
+int kerfd_retention_parse(struct yaml_document_s *doc, struct yaml_node_s *m, const char *file,
+                          kerfd_retention_cfg *ret, char *err, size_t errlen);
+/* "7d", "90s", "1h30m", "0": a duration in seconds written back the way the docs write it. */
+void kerfd_retention_fmt(uint64_t s, char *buf, size_t len);
 
 /* Fills `c` with the defaults (state dir, socket by uid, limits, kerf_policy_default). */
 void kerfd_config_defaults(kerfd_config *c);
