@@ -421,6 +421,7 @@ void kerfd__retention_tick(kerfd_node *n)
 {
         gc_report rep;
         uint64_t mono = kerfd_mono_ms(), every = n->cfg.retention.interval_s * 1000;
+        int r;
 
         if (!every || gc_running)
                 return;
@@ -429,8 +430,11 @@ void kerfd__retention_tick(kerfd_node *n)
         if (mono < gc_next_mono)
                 return;
         gc_next_mono = mono + every;
-        if (gc_pass(n, false, "kerfd", &rep) == 0 && rep.more)
+        r = gc_pass(n, false, "kerfd", &rep);
+        if (r == 0 && rep.more)
                 gc_next_mono = kerfd_mono_ms() + 1000; /* more to do: again in a second */
+        else if (r == -EAGAIN && every > 10000)
+                gc_next_mono = mono + 10000; /* the store cannot write: try again soon */
 }
 
 static json_t *cat_json(const gc_cat *c, bool bytes)
