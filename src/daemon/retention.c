@@ -157,14 +157,35 @@ out:
         return r;
 }
 
+/* Test hook KERFD_TEST_GC_STALL_MS=N (docs/DAEMON.md "Retention"): a pass waits N ms after
+ * each task's files, so that a test can kill kerfd in the middle of one. 0 = off. */
+static unsigned stall_ms(void)
+{
+        static bool warned;
+        const char *v = getenv("KERFD_TEST_GC_STALL_MS");
+        unsigned ms = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+
+        if (ms && !warned) {
+                warned = true;
+                log_warn("KERFD_TEST_GC_STALL_MS=%u: test hook, retention passes wait after "
+                         "each task",
+                         ms);
+        }
+        return ms > 60000 ? 60000 : ms;
+}
+
 /* The file work of a pass, n->mu NOT held: only the jobs and the two directory fds. */
 static void gc_files(gc_job *jobs, size_t nj, int ldir, int wdir, dev_t wdev, uint64_t max_log,
-                     bool dry, int64_t now, gc_report *rep)
+                     bool dry, int64_t now, gc_report *rep, unsigned stall)
 {
         static const char *const ext[2] = {"out", "err"};
         char name[64];
 
         for (size_t i = 0; i < nj; i++) {
+                if (i && stall) {
+                        struct timespec ts = {stall / 1000, (long)(stall % 1000) * 1000000L};
+                        nanosleep(&ts, NULL);
+                }
                 gc_job *j = &jobs[i];
                 uint64_t bytes = 0;
                 bool found = false, ok = true;
@@ -314,7 +335,7 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
         size_t nj = 0;
         uint64_t after = 0, max_log = c->max_log_bytes;
         int ldir, wdir, r = 0;
-        unsigned rows_pending = 0;
+        unsigned rows_pending = 0, stall;
         struct stat wsb = {0};
 
         memset(rep, 0, sizeof(*rep));
@@ -368,8 +389,9 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
                 wdir = -1;
         }
         gc_running = true;
+        stall = dry ? 0 : stall_ms();
         pthread_mutex_unlock(&n->mu);
-        gc_files(jobs, nj, ldir, wdir, wsb.st_dev, max_log, dry, now, rep);
+        gc_files(jobs, nj, ldir, wdir, wsb.st_dev, max_log, dry, now, rep, stall);
         pthread_mutex_lock(&n->mu);
         gc_running = false;
         if (ldir >= 0)

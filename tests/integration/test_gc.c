@@ -275,6 +275,71 @@ static void test_partial_then_crash(void **st)
         kd_cleanup(&K);
 }
 
+/* A real kill -9 in the middle of a timed pass (the test hook KERFD_TEST_GC_STALL_MS makes the
+ * pass wait after each task): the restarted kerfd finishes the work and every record is true. */
+static void test_kill_mid_pass(void **st)
+{
+        kd K;
+        char p[512];
+        unsigned long long id[3];
+        json_t *j, *t;
+        long s;
+        int gone = 0;
+        (void)st;
+
+        kd_setup(&K, "retention:\n  logs_after: 0\n  work_dirs_after: 0\n  interval: 0\n");
+        for (int i = 0; i < 3; i++)
+                id[i] = ended_task(&K, "echo hi; mkdir -p a/b; echo x > a/b/f");
+        kd_stop(&K);
+        /* restart with short ages, timed passes and the stall */
+        /* the retention block is the config's last (kd_setup appends `extra`) */
+        char *cfg = kd_read(K.cfg);
+        FILE *f;
+        assert_non_null(cfg);
+        char *r = strstr(cfg, "retention:");
+        assert_non_null(r);
+        *r = 0;
+        f = fopen(K.cfg, "w");
+        assert_non_null(f);
+        fprintf(f, "%sretention:\n  logs_after: 1s\n  work_dirs_after: 1s\n  interval: 1s\n", cfg);
+        fclose(f);
+        free(cfg);
+        setenv("KERFD_TEST_GC_STALL_MS", "5000", 1);
+        kd_start(&K);
+        unsetenv("KERFD_TEST_GC_STALL_MS");
+        /* wait for the first task's files to go, then kill kerfd while the pass stalls */
+        snprintf(p, sizeof(p), "%s/state/work/%llu", K.dir, id[0]);
+        for (int i = 0; i < 100 && exists(p); i++)
+                kd_sleep_ms(100);
+        assert_false(exists(p));
+        kd_kill9(&K);
+        for (int i = 0; i < 3; i++) {
+                snprintf(p, sizeof(p), "%s/state/work/%llu", K.dir, id[i]);
+                gone += !exists(p);
+        }
+        assert_true(gone < 3); /* killed in the middle */
+        kd_start(&K);
+        j = gc(&K, "POST", NULL, 200);
+        assert_int_equal(json_integer_value(json_object_get(j, "errors")), 0);
+        json_decref(j);
+        for (int i = 0; i < 3; i++) {
+                snprintf(p, sizeof(p), "%s/state/work/%llu", K.dir, id[i]);
+                assert_false(exists(p));
+                snprintf(p, sizeof(p), "%s/state/logs/%llu.out", K.dir, id[i]);
+                assert_false(exists(p));
+                snprintf(p, sizeof(p), "/v1/tasks/%llu/logs", id[i]);
+                t = kd_call(&K, "GET", p, NULL, NULL, &s, NULL);
+                assert_int_equal(s, 410);
+                json_decref(t);
+        }
+        t = kd_call(&K, "POST", "/v1/audit/verify", NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_true(json_is_true(json_object_get(t, "ok")));
+        json_decref(t);
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
 /* Logs over max_log_bytes are cut to it, with a marker line, once the task has ended. */
 static void test_cap(void **st)
 {
@@ -468,6 +533,7 @@ int main(void)
             cmocka_unit_test(test_cap),
             cmocka_unit_test(test_rows),
             cmocka_unit_test(test_ticker),
+            cmocka_unit_test(test_kill_mid_pass),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
