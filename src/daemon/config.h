@@ -120,6 +120,10 @@ int kerfd_retention_parse(struct yaml_document_s *doc, struct yaml_node_s *m, co
                           kerfd_retention_cfg *ret, char *err, size_t errlen);
 /* "7d", "90s", "1h30m", "0": a duration in seconds written back the way the docs write it. */
 void kerfd_retention_fmt(uint64_t s, char *buf, size_t len);
+/* {"logs_after": "7d", ..., "max_log_bytes": N}: retention as GET /v1/config and /v1/gc show it.
+ * New reference (json_decref), NULL when out of memory. */
+struct json_t;
+struct json_t *kerfd_retention_json(const kerfd_retention_cfg *c);
 
 /* Fills `c` with the defaults (state dir, socket by uid, limits, kerf_policy_default). */
 void kerfd_config_defaults(kerfd_config *c);

@@ -483,8 +483,7 @@ static json_t *cat_json(const gc_cat *c, bool bytes)
 
 static void answer(kreq *r, int rc, bool dry, const gc_report *rep)
 {
-        const kerfd_retention_cfg *c = &r->node->cfg.retention;
-        char a[32], b[32], t[32], iv[32], msg[600];
+        char msg[600];
         json_t *j;
 
         if (rc == -EBUSY) {
@@ -501,10 +500,6 @@ static void answer(kreq *r, int rc, bool dry, const gc_report *rep)
                 kreq_error(r, 500, "internal", "retention pass: %s", kerf_strerror(rc));
                 return;
         }
-        kerfd_retention_fmt(c->logs_after_s, a, sizeof(a));
-        kerfd_retention_fmt(c->work_dirs_after_s, b, sizeof(b));
-        kerfd_retention_fmt(c->tasks_after_s, t, sizeof(t));
-        kerfd_retention_fmt(c->interval_s, iv, sizeof(iv));
         summary(rep, dry, msg, sizeof(msg));
         j = json_pack("{s:b, s:o, s:o, s:o, s:o, s:I, s:b, s:s}", "dry_run", dry, "logs",
                       cat_json(&rep->logs, true), "work_dirs", cat_json(&rep->work, true),
@@ -513,10 +508,7 @@ static void answer(kreq *r, int rc, bool dry, const gc_report *rep)
                       rep->more, "message", msg);
         if (rep->errors)
                 json_object_set_new(j, "first_error", json_string(rep->first_error));
-        json_object_set_new(j, "retention",
-                            json_pack("{s:s, s:s, s:s, s:s, s:I}", "logs_after", a,
-                                      "work_dirs_after", b, "tasks_after", t, "interval", iv,
-                                      "max_log_bytes", (json_int_t)c->max_log_bytes));
+        json_object_set_new(j, "retention", kerfd_retention_json(&r->node->cfg.retention));
         kreq_json(r, 200, j);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include <yaml.h>
 
 #include "config.h"
@@ -187,4 +188,17 @@ int kerfd_retention_parse(struct yaml_document_s *doc, struct yaml_node_s *m, co
         }
         *ret = c;
         return 0;
+}
+
+json_t *kerfd_retention_json(const kerfd_retention_cfg *c)
+{
+        char a[32], b[32], t[32], iv[32];
+
+        kerfd_retention_fmt(c->logs_after_s, a, sizeof(a));
+        kerfd_retention_fmt(c->work_dirs_after_s, b, sizeof(b));
+        kerfd_retention_fmt(c->tasks_after_s, t, sizeof(t));
+        kerfd_retention_fmt(c->interval_s, iv, sizeof(iv));
+        return json_pack("{s:s, s:s, s:s, s:s, s:I}", "logs_after", a, "work_dirs_after", b,
+                         "tasks_after", t, "interval", iv, "max_log_bytes",
+                         (json_int_t)c->max_log_bytes);
 }

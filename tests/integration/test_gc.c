@@ -202,6 +202,17 @@ static void test_collect(void **st)
                 fail_msg("kerf gc --json: %s", out);
         assert_int_equal(kerf(&K, "gc --bogus", out, sizeof(out)), 2);
 
+        /* GET /v1/config shows the settings in force */
+        t = kd_call(&K, "GET", "/v1/config", NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(t, "retention"), "logs_after")),
+            "1s");
+        assert_int_equal(
+            json_integer_value(json_object_get(json_object_get(t, "retention"), "max_log_bytes")),
+            1073741824);
+        json_decref(t);
+
         /* a tenant may do neither */
         char *tok = kd_token(&K, "alice");
         t = kd_call(&K, "GET", "/v1/gc", NULL, tok, &s, NULL);
