@@ -207,8 +207,10 @@ static void gc_files(gc_job *jobs, size_t nj, int ldir, int wdir, dev_t wdev, ui
                         }
                         if (found)
                                 count(&rep->logs, j, bytes);
-                        if (ok)
+                        if (ok) {
                                 j->logs_done = now;
+                                j->capped = true; /* nothing left to cap */
+                        }
                 } else if (j->cap) {
                         unsigned cut = 0;
                         for (int s = 0; s < 2; s++) {
@@ -320,6 +322,19 @@ static int64_t cutoff(int64_t now, uint64_t age_s)
         return age_s ? now - (int64_t)(age_s * 1000) : 0;
 }
 
+/* The log dir (logs) or the work dir's parent cannot be opened for another reason than being
+ * missing: this pass does nothing about them (nothing would be known to be removed). */
+static void no_dir(gc_report *rep, gc_job *jobs, size_t nj, bool logs, const char *path)
+{
+        note(rep, "%s: %s: left for the next pass", path, strerror(errno));
+        for (size_t i = 0; i < nj; i++) {
+                if (logs)
+                        jobs[i].logs = jobs[i].cap = false;
+                else
+                        jobs[i].work = false;
+        }
+}
+
 /* One pass. Called with n->mu held; releases it for the file work and takes it again before it
  * returns. -EBUSY while another pass runs; -EAGAIN (not dry) while the store cannot write (an
  * audit record would overtake the waiting ones; the files wait too). */
@@ -382,12 +397,16 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
         }
         snprintf(path, sizeof(path), "%s", n->log_dir);
         ldir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (ldir < 0 && errno != ENOENT) /* a missing dir holds no logs; else nothing is known */
+                no_dir(rep, jobs, nj, true, path);
         snprintf(path, sizeof(path), "%s/work", n->cfg.state_dir);
         wdir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (wdir >= 0 && fstat(wdir, &wsb) < 0) {
                 close(wdir);
                 wdir = -1;
         }
+        if (wdir < 0 && errno != ENOENT)
+                no_dir(rep, jobs, nj, false, path);
         gc_running = true;
         stall = dry ? 0 : stall_ms();
         pthread_mutex_unlock(&n->mu);
