@@ -382,7 +382,7 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
                         j->work = !it[i].work_gone_ms &&
                                   (j->row || (work_cut && it[i].ended_ms <= work_cut));
                         j->cap = !j->logs && !it[i].logs_capped && !it[i].logs_gone_ms && max_log;
-                        if (j->row)
+                        if (j->row && (j->logs || j->work)) /* files first, then the row */
                                 rows_pending++;
                         if (j->logs || j->work || j->cap)
                                 nj++;

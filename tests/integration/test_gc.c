@@ -458,6 +458,35 @@ static void test_rows(void **st)
         kd_cleanup(&K);
 }
 
+/* A row whose files an earlier pass removed is counted once when its own time comes. */
+static void test_rows_after_files(void **st)
+{
+        kd K;
+        unsigned long long a;
+        json_t *j;
+        (void)st;
+
+        kd_setup(&K, "retention:\n  logs_after: 1s\n  work_dirs_after: 1s\n  tasks_after: 3s\n"
+                     "  interval: 0\n");
+        a = ended_task(&K, "echo x");
+        kd_sleep_ms(1500);
+        j = gc(&K, "POST", NULL, 200);
+        assert_int_equal(count(j, "logs"), 1);
+        assert_int_equal(count(j, "tasks"), 0);
+        json_decref(j);
+        kd_sleep_ms(2000);
+        j = gc(&K, "GET", NULL, 200);
+        assert_int_equal(count(j, "tasks"), 1);
+        json_decref(j);
+        j = gc(&K, "POST", NULL, 200);
+        assert_int_equal(count(j, "tasks"), 1);
+        assert_int_equal(count(j, "logs"), 0);
+        json_decref(j);
+        (void)a;
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
 /* The ticker runs passes every retention.interval by itself. */
 static void test_ticker(void **st)
 {
@@ -545,6 +574,7 @@ int main(void)
             cmocka_unit_test(test_rows),
             cmocka_unit_test(test_ticker),
             cmocka_unit_test(test_kill_mid_pass),
+            cmocka_unit_test(test_rows_after_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
