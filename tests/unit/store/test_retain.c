@@ -3,8 +3,11 @@
  * ended tasks, rows deleted only when ended, old enough, their files recorded gone and no unit
  * names them; runs and the audit chain survive the deletion; an injected failure writes nothing */
 #include <errno.h>
+#include <sqlite3.h>
 
 #include "helpers.h"
+
+extern const char *const kerf__migrations[]; /* src/store/schema.c */
 
 static void add(kerf_store *s, uint64_t id, const char *state, int64_t ended_ms)
 {
@@ -137,10 +140,76 @@ static void test_retain(void **state)
         assert_int_equal(kerf_store_gc_items(f->s, 0, 0, &items, &n), -EINVAL);
 }
 
+/* A schema 4 database (runs with their foreign key on tasks) migrates to 5: its runs and
+ * tasks are kept, the new columns are 0, and a task row with a run can then be deleted. */
+static void test_migrate_from_4(void **state)
+{
+        fixture *f = *state;
+        char path[400], err[256] = "";
+        sqlite3 *db;
+        kerf_store *s;
+        kerf_store_task t;
+        kerf_store_run r;
+        int64_t lg = -1, wk = -1;
+        unsigned del;
+        int runs = 0;
+
+        snprintf(path, sizeof(path), "%s/v4.db", f->dir);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        for (int v = 1; v <= 4; v++)
+                assert_int_equal(sqlite3_exec(db, kerf__migrations[v], NULL, NULL, NULL),
+                                 SQLITE_OK);
+        assert_int_equal(
+            sqlite3_exec(db,
+                         "INSERT INTO meta VALUES ('kerf.schema', '4');"
+                         "INSERT INTO tenants (name) VALUES ('a');"
+                         "INSERT INTO tasks (id, tenant, queue, state, request, uid, gid, pid,"
+                         " pgid, proc_start, exit_code, signal, submitted_ms, started_ms,"
+                         " ended_ms, preemptions, restarts) VALUES (1, 'a', 'q', 'succeeded',"
+                         " '{}', 0, 0, 0, 0, 0, 0, 0, 900, 990, 1000, 0, 0);"
+                         "INSERT INTO runs (task, tenant, route, unit_kind, units, fraction,"
+                         " started_ms, ended_ms) VALUES (1, 'a', 'whole', 'whole', 1, 1, 990,"
+                         " 1000);",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+        sqlite3_close(db);
+
+        assert_int_equal(kerf_store_open(path, NULL, &s, err, sizeof(err)), 0);
+        assert_int_equal(kerf_store_schema_version(s), 5);
+        assert_int_equal(kerf_store_run_foreach(s, NULL, 0, INT64_MAX, count_runs, &runs), 0);
+        assert_int_equal(runs, 1);
+        assert_int_equal(kerf_store_gc_gone(s, 1, &lg, &wk), 0);
+        assert_int_equal(lg, 0);
+        assert_int_equal(wk, 0);
+        memset(&r, 0, sizeof(r));
+        r.task = 2; /* no such task: still refused without the foreign key */
+        snprintf(r.tenant, sizeof(r.tenant), "a");
+        snprintf(r.route, sizeof(r.route), "whole");
+        snprintf(r.unit_kind, sizeof(r.unit_kind), "whole");
+        r.units = 1;
+        r.fraction = 1;
+        r.started_ms = 990;
+        assert_int_equal(kerf_store_run_open(s, &r), -ENOENT);
+        assert_int_equal(kerf_store_gc_mark(s, 1, 2000, 2000, true), 0);
+        assert_int_equal(kerf_store_gc_tasks(s, 3000, 10, false, &del, NULL), 0);
+        assert_int_equal(del, 1);
+        assert_int_equal(kerf_store_task_get(s, 1, &t), -ENOENT);
+        runs = 0;
+        assert_int_equal(kerf_store_run_foreach(s, NULL, 0, INT64_MAX, count_runs, &runs), 0);
+        assert_int_equal(runs, 1);
+        kerf_store_close(s);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/v4.db-wal", f->dir);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/v4.db-shm", f->dir);
+        unlink(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_retain, fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_migrate_from_4, fx_setup, fx_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
