@@ -6,15 +6,35 @@
 
 #include "cli.h"
 
+/* "512 B", "1.5 KiB", "3.0 GiB": exact below 1 KiB (a few bytes of logs are not "0MiB") */
+static const char *human(const json_t *c, char *buf, size_t len)
+{
+        static const char *const u[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+        double v = (double)json_integer_value(json_object_get(c, "bytes"));
+        int i = -1;
+
+        if (v < 1024) {
+                snprintf(buf, len, "%.0f B", v);
+                return buf;
+        }
+        while (v >= 1024 && i < 4) {
+                v /= 1024;
+                i++;
+        }
+        snprintf(buf, len, "%.1f %s", v, u[i]);
+        return buf;
+}
+
 static void row(cli_table *t, const char *what, const json_t *c, bool bytes)
 {
+        char b[32];
         const char *oldest = cli_str(c, "oldest_ended");
         char when[80];
 
         snprintf(when, sizeof(when), "%s", oldest && *oldest ? oldest : "-");
         if (oldest && *oldest && json_object_get(c, "oldest_task"))
                 snprintf(when, sizeof(when), "%s (task %s)", oldest, cli_str(c, "oldest_task"));
-        cli_table_add(t, what, cli_num(c, "count"), bytes ? cli_bytes(c, "bytes") : "-", when);
+        cli_table_add(t, what, cli_num(c, "count"), bytes ? human(c, b, sizeof(b)) : "-", when);
 }
 
 int cli_gc(cli *c, int argc, char **argv)
