@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,9 +362,15 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
         jobs = calloc(GC_MAX_JOBS, sizeof(*jobs));
         if (!jobs)
                 return -ENOMEM;
+        gc_running = true; /* from here on n->mu may be given up: no second pass meanwhile */
         for (;;) {
                 kerf_store_gc_item *it;
                 size_t k;
+                if (after) { /* between batches, let the requests and the ticker in */
+                        pthread_mutex_unlock(&n->mu);
+                        sched_yield();
+                        pthread_mutex_lock(&n->mu);
+                }
                 if ((r = kerf_store_gc_items(n->store, after, GC_BATCH, &it, &k)) < 0)
                         goto out;
                 for (size_t i = 0; i < k && nj < GC_MAX_JOBS; i++) {
@@ -407,16 +414,22 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
         }
         if (wdir < 0 && errno != ENOENT)
                 no_dir(rep, jobs, nj, false, path);
-        gc_running = true;
         stall = dry ? 0 : stall_ms();
         pthread_mutex_unlock(&n->mu);
         gc_files(jobs, nj, ldir, wdir, wsb.st_dev, max_log, dry, now, rep, stall);
         pthread_mutex_lock(&n->mu);
-        gc_running = false;
         if (ldir >= 0)
                 close(ldir);
         if (wdir >= 0)
                 close(wdir);
+        if (!dry && !kerfd__store_ok(n)) {
+                /* the store stopped writing meanwhile: a record now would overtake the waiting
+                 * ones. What was removed is recorded by the next pass (as after a crash). */
+                log_warn("retention: the store cannot write; what this pass removed is recorded "
+                         "by the next one");
+                r = -EAGAIN;
+                goto out;
+        }
         if (dry) {
                 /* rows whose files are gone already, and those this pass would clear */
                 unsigned gone = 0;
@@ -452,6 +465,7 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
                         log_info("retention: %s", reason);
         }
 out:
+        gc_running = false;
         free(jobs);
         return r;
 }
