@@ -323,6 +323,18 @@ static int64_t cutoff(int64_t now, uint64_t age_s)
         return age_s ? now - (int64_t)(age_s * 1000) : 0;
 }
 
+/* Whether the pass changed anything the store must know: files due and now gone, logs cut.
+ * A log found under the cap alone is not worth a write. */
+static bool write_due(const gc_job *jobs, size_t nj, const gc_report *rep)
+{
+        if (rep->capped.n)
+                return true;
+        for (size_t i = 0; i < nj; i++)
+                if (jobs[i].logs_done || jobs[i].work_done)
+                        return true;
+        return false;
+}
+
 /* The log dir (logs) or the work dir's parent cannot be opened for another reason than being
  * missing: this pass does nothing about them (nothing would be known to be removed). */
 static void no_dir(gc_report *rep, gc_job *jobs, size_t nj, bool logs, const char *path)
@@ -444,6 +456,10 @@ static int gc_pass(kerfd_node *n, bool dry, const char *actor, gc_report *rep)
                             (!rep->tasks.oldest_ms || jobs[i].ended_ms < rep->tasks.oldest_ms))
                                 rep->tasks.oldest_ms = jobs[i].ended_ms;
                 r = 0;
+                goto out;
+        }
+        if (!write_due(jobs, nj, rep) && !rows_cut && !strcmp(actor, "kerfd")) {
+                r = 0; /* an idle timed pass writes nothing (logs under the cap: checked again) */
                 goto out;
         }
         {
