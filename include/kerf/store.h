@@ -30,7 +30,7 @@
  * "Store failures"): a write that is not checked is a record that may silently not exist. */
 #define KERF_STORE_MUST __attribute__((warn_unused_result))
 
-#define KERF_STORE_SCHEMA_VERSION 4
+#define KERF_STORE_SCHEMA_VERSION 5
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
 #define KERF_STORE_TOKEN_LEN      64  /* "kerf_" + 43 base64url chars + NUL, with room */
@@ -356,6 +356,37 @@ KERF_STORE_MUST int kerf_store_run_close_ended(kerf_store *s, unsigned *ret_n);
 typedef int (*kerf_store_run_cb)(const kerf_store_run *r, void *userdata);
 KERF_STORE_MUST int kerf_store_run_foreach(kerf_store *s, const char *tenant, int64_t from_ms,
                                            int64_t to_ms, kerf_store_run_cb cb, void *userdata);
+
+/* ---- retention (schema 5; docs/STATE.md "Retention") ---------------------------------------- */
+
+/* An ended task whose files retention may still have to handle. Paths are heap (NULL = none). */
+typedef struct kerf_store_gc_item {
+        uint64_t id;
+        int64_t ended_ms;
+        char *log_stdout, *log_stderr;
+        int64_t logs_gone_ms, work_gone_ms; /* 0 = not removed yet */
+        bool logs_capped;                   /* checked against max_log_bytes already */
+} kerf_store_gc_item;
+
+/* Ended tasks (ended_ms > 0) with id > after whose logs or work dir are not recorded removed
+ * or whose logs were not checked against the cap yet, in id order, at most `limit` (1..10000).
+ * Heap array: free with kerf_store_gc_items_free. */
+KERF_STORE_MUST int kerf_store_gc_items(kerf_store *s, uint64_t after, unsigned limit,
+                                        kerf_store_gc_item **ret_items, size_t *ret_n);
+void kerf_store_gc_items_free(kerf_store_gc_item *items, size_t n);
+/* Records what retention did to task `id`: logs_gone_ms / work_gone_ms (0 = leave as is),
+ * capped (true = logs checked against the cap). Only for an ended task: -ENOENT otherwise. */
+KERF_STORE_MUST int kerf_store_gc_mark(kerf_store *s, uint64_t id, int64_t logs_gone_ms,
+                                       int64_t work_gone_ms, bool capped);
+/* When task id's logs and work dir were removed by retention (0 = not), -ENOENT if no task. */
+KERF_STORE_MUST int kerf_store_gc_gone(kerf_store *s, uint64_t id, int64_t *ret_logs_ms,
+                                       int64_t *ret_work_ms);
+/* Deletes task rows ended at or before `before_ms` whose logs and work dir are recorded removed
+ * and that no unit row names, at most `limit`; never runs, events or audit records. *ret_n =
+ * rows deleted, *ret_oldest (may be NULL) = the oldest ended_ms deleted (0 = none). With
+ * dry_run nothing is deleted and the counts are what would be. */
+KERF_STORE_MUST int kerf_store_gc_tasks(kerf_store *s, int64_t before_ms, unsigned limit,
+                                        bool dry_run, unsigned *ret_n, int64_t *ret_oldest);
 
 /* ---- ids --------------------------------------------------------------------------------------
  */

@@ -147,6 +147,8 @@ int cli_top(cli *c, int argc, char **argv);
  * 2026-12-01T15:00[:00]Z), "now", or a span back from now_ms (90s, 30m, 24h, 7d, 2w) into
  * *ret (ms since the epoch); -EINVAL / -ERANGE otherwise. */
 int cli_cost(cli *c, int argc, char **argv);
+/* cmd_gc.c: kerf gc [--dry-run] [--json] (retention; admin) */
+int cli_gc(cli *c, int argc, char **argv);
 int cli_parse_time(const char *s, int64_t now_ms, int64_t *ret);
 /* cmd_history.c: kerf history (ended tasks, sacct-like; docs/CLI.md) */
 int cli_history(cli *c, int argc, char **argv);

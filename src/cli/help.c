@@ -135,6 +135,12 @@ static const struct {
      "unit kind over a period (default: everything up to now). TIME: ISO 8601 UTC\n"
      "(2026-12-01, 2026-12-01T15:00:00Z), 'now', or back from now (90s 30m 24h 7d 2w).\n"
      "A tenant sees its own tasks only.\n"},
+    {"gc", "usage: kerf gc [--dry-run] [--json] (admin)\n"
+           "Retention now: removes the logs and work dirs of ended tasks older than\n"
+           "retention.logs_after / work_dirs_after, caps ended tasks' logs at max_log_bytes and\n"
+           "deletes task rows older than tasks_after (never audit records or cost runs); one\n"
+           "node.gc audit record. --dry-run (-n) shows what a pass would do and changes\n"
+           "nothing. kerfd runs a pass every retention.interval (docs/DAEMON.md \"Retention\").\n"},
     {"cdi", "usage: kerf cdi generate [--out DIR] [--kind VENDOR/CLASS]\n"
             "       kerf cdi attach [--pid PID] [--lease D (60, 90s, 1m; <= 1h)] [submit flags]\n"
             "       kerf cdi release TASK\n"
@@ -172,7 +178,7 @@ static const char general[] =
     "\n"
     "Tasks:   submit run ls show cancel suspend resume logs explain history\n"
     "Fleet:   gpus units queue top\n"
-    "Admin:   tenants tenant quota audit cost export version\n"
+    "Admin:   tenants tenant quota audit cost export gc version\n"
     "Cluster: slurm gres-conf|node-conf, cluster gpus|units|top|audit (docs/CLUSTER.md)\n"
     "Plan:    replay (runs locally)\n"
     "Prove:   poc run, poc verify (docs/POC.md)\n"

@@ -18,7 +18,8 @@ static const struct {
     {"queue", cli_queue, false},     {"audit", cli_audit, false},     {"top", cli_top, false},
     {"version", cli_version, false}, {"suspend", cli_suspend, false}, {"resume", cli_resume, false},
     {"cost", cli_cost, false},       {"export", cli_export, false},   {"cdi", cli_cdi, false},
-    {"slurm", cli_slurm, false},     {"history", cli_history, false}, {"replay", NULL, true},
+    {"slurm", cli_slurm, false},     {"history", cli_history, false}, {"gc", cli_gc, false},
+    {"replay", NULL, true},
 };
 
 int main(int argc, char **argv)

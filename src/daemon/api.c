@@ -465,6 +465,13 @@ static void task_logs(kreq *r, uint64_t id)
         }
         if ((k = visible_task(r, id, &rec, &t)) < 0)
                 return;
+        /* 410 once retention removed them (retention.c); an attached task never had logs */
+        if (rec.ended_ms && (rec.log_stdout || rec.log_stderr) &&
+            kerfd__retention_logs_gone(r, id)) {
+                if (k == 1)
+                        kerf_store_task_fini(&rec);
+                return;
+        }
         path = stream && !strcmp(stream, "stderr") ? rec.log_stderr : rec.log_stdout;
         ended = rec.ended_ms != 0;
         buf = malloc(limit + 1);

@@ -63,6 +63,12 @@ void kerfd_api_node(kreq *r);
 /* api_export.c: GET /v1/config, GET /v1/cost/runs */
 void kerfd_api_config(kreq *r);
 void kerfd_api_cost_runs(kreq *r);
+/* retention.c: GET /v1/gc (what a pass would remove), POST /v1/gc (a pass now); they release
+ * n->mu during the file work and take it again before they return */
+void kerfd_api_gc_get(kreq *r);
+void kerfd_api_gc_post(kreq *r);
+/* retention.c: true, with a 410 queued, when retention removed the logs of task id */
+bool kerfd__retention_logs_gone(kreq *r, uint64_t id);
 /* metrics.c: snapshots under n->mu, formats after (metrics.h) */
 void kerfd_api_metrics(kreq *r);
 

@@ -91,6 +91,8 @@ static void config_get(kreq *r)
                 kreq_error(r, 500, "internal", "config: could not build the answer");
                 return;
         }
+        json_object_set_new(j, "retention",
+                            kerfd_retention_json(&c->retention)); /* retention_cfg.c */
         kreq_json(r, 200, j);
 }
 

@@ -68,6 +68,7 @@ void kerfd_config_defaults(kerfd_config *c)
         c->sim_gid = KERFD_SIM_GID_DEFAULT;
         snprintf(c->cdi_dir, sizeof(c->cdi_dir), "%s", KERF_CDI_DIR_DEFAULT);
         snprintf(c->cdi_kind, sizeof(c->cdi_kind), "%s", KERF_CDI_KIND_DEFAULT);
+        kerfd_retention_defaults(&c->retention); /* retention_cfg.c */
 }
 
 yaml_node_t *kerfd__cfg_node(cfgctx *x, int id)
@@ -592,6 +593,8 @@ static int parse_tcp(cfgctx *x, yaml_node_t *v, kerfd_config *c)
 static int parse_metrics(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         int r = kerfd__cfg_map(x, m, "metrics");
+        if (r < 0)
+                return r; /* not a mapping: no pairs to walk */
         FOR_PAIRS(x, m, p)
         {
                 yaml_node_t *k = kerfd__cfg_node(x, p->key), *v = kerfd__cfg_node(x, p->value),
@@ -677,6 +680,8 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                         r = parse_cdi(x, v, c);
                 else if (!strcmp(ks, "metrics"))
                         r = parse_metrics(x, v, c);
+                else if (!strcmp(ks, "retention")) /* retention_cfg.c */
+                        r = kerfd_retention_parse(x, v, &c->retention);
                 else if (!strcmp(ks, "tenant_defaults"))
                         r = kerfd__cfg_tenant_defaults(x, v, c);
                 else if (!strcmp(ks, "queues")) {
@@ -698,7 +703,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                             x, k,
                             "unknown key \"%s\" (state_dir, socket, listen_tcp, fleet, "
                             "node_name, backend, limits, policy, fencing, cdi, metrics, "
-                            "queues, tenant_defaults, tenants)",
+                            "queues, retention, tenant_defaults, tenants)",
                             ks);
                 if (r < 0)
                         return r;

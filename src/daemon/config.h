@@ -50,6 +50,17 @@ typedef struct kerfd_tenant_defaults {
         unsigned uid_span;           /* default 1048576 */
 } kerfd_tenant_defaults;
 
+/* retention: {logs_after, work_dirs_after, max_log_bytes, tasks_after, interval}
+ * (docs/DAEMON.md "Retention"; retention_cfg.c). Ages and the interval in seconds, 0 = never
+ * (keep forever / no timed pass); max_log_bytes 0 = no cap. */
+typedef struct kerfd_retention_cfg {
+        uint64_t logs_after_s;      /* default 7d */
+        uint64_t work_dirs_after_s; /* default 1d */
+        uint64_t tasks_after_s;     /* default 0: task rows kept forever */
+        uint64_t interval_s;        /* default 1h */
+        uint64_t max_log_bytes;     /* default 1GiB, per stream of an ended task */
+} kerfd_retention_cfg;
+
 typedef struct kerfd_config {
         char path[PATH_MAX]; /* file read, "" for defaults only */
         char state_dir[PATH_MAX];
@@ -101,6 +112,7 @@ typedef struct kerfd_config {
         char cdi_kind[128];     /* default kerf.dev/gpu */
         unsigned n_queues;
         kerfd_queue_cfg queues[KERFD_MAX_QUEUES];
+        kerfd_retention_cfg retention;
         kerfd_tenant_defaults tenant_defaults;
         unsigned n_tenants;
         kerfd_tenant_cfg tenants[KERFD_MAX_TENANTS];
@@ -112,6 +124,17 @@ typedef struct kerfd_config {
 /* simgroup.c: "" when backend.sim_gid may be the simulated device group; else why not (0, the
  * admin group kerf, inside tenant_defaults' uid range, a tenant's uid or gid) in err, -EINVAL. */
 int kerfd_config_sim_gid_check(const kerfd_config *c, char *err, size_t errlen);
+
+/* retention_cfg.c: retention's defaults; parses the `retention` mapping `m` of YAML document
+ * `doc` read from `file` into *ret (0), or -KERF_EPARSE with "FILE:LINE: retention.KEY: what is
+ * wrong" in err. *ret is changed only on success. */
+void kerfd_retention_defaults(kerfd_retention_cfg *ret);
+/* "7d", "90s", "1h30m", "0": a duration in seconds written back the way the docs write it. */
+void kerfd_retention_fmt(uint64_t s, char *buf, size_t len);
+/* {"logs_after": "7d", ..., "max_log_bytes": N}: retention as GET /v1/config and /v1/gc show it.
+ * New reference (json_decref), NULL when out of memory. */
+struct json_t;
+struct json_t *kerfd_retention_json(const kerfd_retention_cfg *c);
 
 /* Fills `c` with the defaults (state dir, socket by uid, limits, kerf_policy_default). */
 void kerfd_config_defaults(kerfd_config *c);

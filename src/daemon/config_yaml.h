@@ -48,5 +48,7 @@ int kerfd__cfg_seq(cfgctx *x, yaml_node_t *n, const char *what);
 /* config_tenant.c: one entry of tenants: (appended to c->tenants), and tenant_defaults:. */
 int kerfd__cfg_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c);
 int kerfd__cfg_tenant_defaults(cfgctx *x, yaml_node_t *m, kerfd_config *c);
+/* retention_cfg.c: the `retention` mapping into *ret (changed only on success). */
+int kerfd_retention_parse(cfgctx *x, yaml_node_t *m, kerfd_retention_cfg *ret);
 
 #endif /* KERFD_CONFIG_YAML_H */

@@ -433,4 +433,8 @@ void kerfd__install_lib_dir(const char *bin_dir, char *out, size_t size);
 int kerfd__stage_libs(const char *from, const char *bin_dir, const char *state_dir, char *out,
                       size_t outlen);
 
+/* retention.c: from the ticker, n->mu held: a retention pass every retention.interval
+ * (docs/DAEMON.md "Retention"); releases n->mu during the file work and takes it again. */
+void kerfd__retention_tick(kerfd_node *n);
+
 #endif /* KERFD_INTERNAL_H */

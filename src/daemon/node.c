@@ -569,6 +569,9 @@ static void *ticker(void *arg)
                         if (n->stopping)
                                 break;
                 }
+                kerfd__retention_tick(n); /* may release n->mu for its file work */
+                if (n->stopping)
+                        break;
                 kerfd__tick(n);
                 if (n->want_tick)
                         continue;

@@ -69,6 +69,20 @@ int kerf_store_run_open(kerf_store *s, kerf_store_run *r)
         last_end = sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
         start = r->started_ms > last_end ? r->started_ms : last_end;
+        /* runs have no foreign key on tasks since schema 5 (a run outlives its task row):
+         * a run of a task that does not exist is still refused */
+        st = kerf__stmt(s, ST_TASK_GET);
+        if (!st) {
+                res = kerf__sqlerr(sqlite3_errcode(s->db));
+                goto out;
+        }
+        sqlite3_bind_int64(st, 1, (int64_t)r->task);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW) {
+                res = rc == SQLITE_DONE ? -ENOENT : kerf__sqlerr(rc);
+                goto out;
+        }
         st = kerf__stmt(s, ST_RUN_INSERT);
         if (!st) {
                 res = kerf__sqlerr(sqlite3_errcode(s->db));

@@ -79,6 +79,25 @@ const char *const kerf__migrations[] = {
     "CREATE INDEX runs_started ON runs(started_ms);",
     /* 4: the node that wrote an audit record (docs/STATE.md "Audit"); '' before */
     "ALTER TABLE audit ADD COLUMN node TEXT NOT NULL DEFAULT '';",
+    /* 5: retention (docs/STATE.md "Retention"): when a task's logs / work dir were removed,
+     * whether its logs were checked against max_log_bytes; runs rebuilt without the foreign
+     * key on tasks, so that a run (a cost record) outlives a task row deleted by tasks_after */
+    "ALTER TABLE tasks ADD COLUMN logs_gone_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN work_gone_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN logs_capped INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX tasks_gc ON tasks(ended_ms) WHERE ended_ms > 0 AND"
+    " (logs_gone_ms = 0 OR work_gone_ms = 0 OR logs_capped = 0);"
+    "CREATE TABLE runs5 (id INTEGER PRIMARY KEY, task INTEGER NOT NULL,"
+    " tenant TEXT NOT NULL, route TEXT NOT NULL, unit_kind TEXT NOT NULL,"
+    " units INTEGER NOT NULL, fraction REAL NOT NULL, started_ms INTEGER NOT NULL,"
+    " ended_ms INTEGER NOT NULL DEFAULT 0, used_ns INTEGER);"
+    "INSERT INTO runs5 SELECT id, task, tenant, route, unit_kind, units, fraction,"
+    " started_ms, ended_ms, used_ns FROM runs;"
+    "DROP TABLE runs;"
+    "ALTER TABLE runs5 RENAME TO runs;"
+    "CREATE INDEX runs_task ON runs(task, id);"
+    "CREATE INDEX runs_open ON runs(task) WHERE ended_ms = 0;"
+    "CREATE INDEX runs_started ON runs(started_ms);",
 };
 const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__migrations[0]));
 
