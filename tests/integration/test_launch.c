@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_launch.c - a task's fork/exec runs without the daemon mutex (docs/DAEMON.md "The daemon
+ * mutex", launch.c): with the test hook KERFD_TEST_SLOW_LAUNCH_MS each fork first waits 2 s,
+ * and meanwhile kerfd answers health checks and submits at once; a cancel during that launch
+ * ends the task cancelled with nothing run; a stop of kerfd during it leaves the task to the
+ * next kerfd, which runs it once */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define SLOW_MS 2000
+
+static double now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static const char *state_of(json_t *t)
+{
+        return json_string_value(json_object_get(t, "state"));
+}
+
+/* Submits `cmd` (a /bin/sh -c script) for alice and waits until it is "starting": its start
+ * is recorded and its (slow) fork in flight. */
+static unsigned long long submit_starting(kd *k, const char *cmd)
+{
+        char body[1024], path[64];
+        unsigned long long id;
+
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"command\":[\"/bin/sh\",\"-c\",\"%s\"]}", cmd);
+        id = kd_submit(k, body, NULL);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
+        for (int i = 0; i < 500; i++) {
+                long s;
+                json_t *t = kd_call(k, "GET", path, NULL, NULL, &s, NULL);
+                bool starting = s == 200 && state_of(t) && !strcmp(state_of(t), "starting");
+                json_decref(t);
+                if (starting)
+                        return id;
+                kd_sleep_ms(10);
+        }
+        fail_msg("task %llu never was \"starting\"", id);
+        return 0;
+}
+
+static bool exists(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0;
+}
+
+static void test_unlocked_fork(void **st)
+{
+        kd k;
+        long s;
+        json_t *j;
+        double t0, dt;
+        char marker[300], cmd[400];
+        (void)st;
+
+        setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
+        kd_setup(&k, NULL);
+        unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
+        snprintf(marker, sizeof(marker), "%s/ran", k.dir);
+        snprintf(cmd, sizeof(cmd), "echo run >> %s", marker);
+        t0 = now_ms();
+        unsigned long long id = submit_starting(&k, cmd);
+        kd_sleep_ms(100); /* the ticker is in the fork's 2 s wait now */
+        /* health and a submit answer while the fork waits: the mutex is free */
+        t0 = now_ms();
+        j = kd_call(&k, "GET", "/v1/health", NULL, NULL, &s, NULL);
+        dt = now_ms() - t0;
+        json_decref(j);
+        assert_int_equal(s, 200);
+        print_message("GET /v1/health during a launch: %.1f ms\n", dt);
+        assert_true(dt < 500);
+        t0 = now_ms();
+        j = kd_call(&k, "POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"/bin/true\"]}",
+                    NULL, &s, NULL);
+        dt = now_ms() - t0;
+        assert_int_equal(s, 201);
+        unsigned long long id2 = (unsigned long long)json_integer_value(json_object_get(j, "id"));
+        json_decref(j);
+        print_message("POST /v1/tasks during a launch: %.1f ms\n", dt);
+        assert_true(dt < 500);
+        /* the first is still starting: its fork has not happened */
+        j = kd_wait_task(&k, id, "starting", 100);
+        assert_non_null(j);
+        json_decref(j);
+        assert_false(exists(marker));
+        /* then both start (one fork at a time) and succeed, each once */
+        j = kd_wait_task(&k, id, NULL, 15000);
+        assert_non_null(j);
+        assert_string_equal(state_of(j), "succeeded");
+        json_decref(j);
+        j = kd_wait_task(&k, id2, NULL, 15000);
+        assert_non_null(j);
+        assert_string_equal(state_of(j), "succeeded");
+        json_decref(j);
+        char *m = kd_read(marker);
+        assert_non_null(m);
+        assert_string_equal(m, "run\n");
+        free(m);
+        kd_stop(&k);
+        kd_cleanup(&k);
+}
+
+static void test_cancel_during_launch(void **st)
+{
+        kd k;
+        long s;
+        json_t *j;
+        double t0, dt;
+        char marker[300], cmd[400], path[96];
+        pid_t procs[4];
+        (void)st;
+
+        setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
+        kd_setup(&k, NULL);
+        unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
+        snprintf(marker, sizeof(marker), "%s/ran", k.dir);
+        snprintf(cmd, sizeof(cmd), "echo run >> %s; sleep 30", marker);
+        unsigned long long id = submit_starting(&k, cmd);
+        kd_sleep_ms(100);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", id);
+        t0 = now_ms();
+        j = kd_call(&k, "POST", path, NULL, NULL, &s, NULL);
+        dt = now_ms() - t0;
+        assert_int_equal(s, 200);
+        assert_true(dt < 500); /* answered during the fork's wait */
+        json_decref(j);
+        /* asked once: a second cancel is refused as for any stopping task */
+        j = kd_call(&k, "POST", path, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 409);
+        json_decref(j);
+        j = kd_wait_task(&k, id, NULL, 10000);
+        assert_non_null(j);
+        assert_string_equal(state_of(j), "cancelled");
+        assert_string_equal(json_string_value(json_object_get(j, "end_reason")), "cancel");
+        json_decref(j);
+        /* its fork never happened: nothing ran, nothing runs */
+        kd_sleep_ms(300);
+        assert_false(exists(marker));
+        assert_int_equal(kd_task_procs(&k, id, procs, 4), 0);
+        /* and the next task starts as usual */
+        j = kd_call(&k, "POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"/bin/true\"]}",
+                    NULL, &s, NULL);
+        assert_int_equal(s, 201);
+        unsigned long long id2 = (unsigned long long)json_integer_value(json_object_get(j, "id"));
+        json_decref(j);
+        j = kd_wait_task(&k, id2, NULL, 15000);
+        assert_non_null(j);
+        assert_string_equal(state_of(j), "succeeded");
+        json_decref(j);
+        kd_stop(&k);
+        kd_cleanup(&k);
+}
+
+static void test_stop_during_launch(void **st)
+{
+        kd k;
+        json_t *j;
+        char marker[300], cmd[400];
+        pid_t procs[4];
+        (void)st;
+
+        setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
+        kd_setup(&k, NULL);
+        unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
+        snprintf(marker, sizeof(marker), "%s/ran", k.dir);
+        snprintf(cmd, sizeof(cmd), "echo run >> %s", marker);
+        unsigned long long id = submit_starting(&k, cmd);
+        kd_sleep_ms(100);
+        kd_stop(&k); /* SIGTERM while the fork waits: kerfd stops without forking it */
+        assert_false(exists(marker));
+        assert_int_equal(kd_task_procs(&k, id, procs, 4), 0);
+        /* the store says "starting" with no process: the next kerfd queues it again and runs
+         * it exactly once */
+        kd_start(&k);
+        j = kd_wait_task(&k, id, NULL, 15000);
+        assert_non_null(j);
+        assert_string_equal(state_of(j), "succeeded");
+        json_decref(j);
+        char *m = kd_read(marker);
+        assert_non_null(m);
+        assert_string_equal(m, "run\n");
+        free(m);
+        kd_stop(&k);
+        kd_cleanup(&k);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_unlocked_fork),
+            cmocka_unit_test(test_cancel_during_launch),
+            cmocka_unit_test(test_stop_during_launch),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
