@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* decide.c - kerfd carries out the scheduler's decisions: MIG create/destroy on the device,
- * preemption and fault requeues, task starts (slice region, device fence, executor) */
+/* decide.c - kerfd carries out the scheduler's decisions: preemption and fault requeues, task
+ * starts (attached tasks here; a process's start: launch.c); MIG create/destroy: migop.c */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,89 +19,6 @@ static void set_reason(dtask *t, const kerf_reason *why)
 /* Releases a live task for good: scheduler, units, store record, audit, event, memory. */
 /* ---- decisions --------------------------------------------------------------------------------
  */
-
-void kerfd__do_mig(kerfd_node *n, const kerf_decision *d)
-{
-        const kerf_gpu_desc *g = &n->fleet->gpus[d->gpu];
-        uint64_t unit = d->units[0];
-        int b = kerfd__bidx(n, d->gpu), r;
-
-        if (d->kind == KERF_DEC_MIG_CREATE) {
-                kerf_backend_mig m;
-                dunit *du = calloc(1, sizeof(*du));
-                memset(&m, 0, sizeof(m));
-                if (!du)
-                        r = -ENOMEM;
-                else if (n->backend && b >= 0)
-                        r = kerf_backend_mig_create(n->backend, (unsigned)b, d->mig_profile_id,
-                                                    d->mig_start, &m);
-                else
-                        r = -KERF_EBACKEND;
-                if (r == 0) {
-                        du->id = unit;
-                        du->kind = KERF_UNIT_MIG;
-                        du->gpu = d->gpu;
-                        du->mig_gi = (int)m.gi_id;
-                        du->mig_ci = (int)m.ci_id;
-                        du->mig_start = (int)m.start;
-                        du->mig_profile = m.profile_name;
-                        du->mem = m.mem_total;
-                        snprintf(du->gpu_uuid, sizeof(du->gpu_uuid), "%s", g->uuid);
-                        snprintf(du->mig_uuid, sizeof(du->mig_uuid), "%s", m.uuid);
-                        free(kerf_u64map_del(&n->migs, unit));
-                        kerf_u64map_put(&n->migs, unit, du);
-                } else {
-                        free(du);
-                }
-                kerf_sched_mig_done(n->sched, unit, r);
-                if (r == 0) {
-                        /* the unit row, its event and audit record: one change (records.c) */
-                        kerfd_tx *x = kerfd__tx_new("mig.create", d->task);
-                        kerf_store_unit su;
-                        kerfd__unit_to_store(du, 0, "ready", &su);
-                        kerfd__tx_unit(x, &su);
-                        kerfd__tx_event(x, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
-                                        "created MIG %s at slice %u on GPU %u (gi %d, %s) for "
-                                        "task %llu",
-                                        du->mig_profile, d->mig_start, d->gpu, du->mig_gi,
-                                        du->mig_uuid, (unsigned long long)d->task);
-                        kerfd__tx_audit(x, "kerfd", "", "mig.create", du->mig_uuid, "ok", "",
-                                        g->uuid);
-                        (void)kerfd__tx_commit(n, x, true);
-                } else {
-                        kerfd__event(n, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
-                                     "MIG create (profile %u at %u) on GPU %u refused: %s %s",
-                                     d->mig_profile_id, d->mig_start, d->gpu, kerf_strerror(r),
-                                     n->backend ? kerf_backend_errmsg(n->backend) : "");
-                        log_warn("MIG create on GPU %u refused: %s", d->gpu,
-                                 n->backend ? kerf_backend_errmsg(n->backend) : "no backend");
-                }
-        } else {
-                dunit *du = kerf_u64map_get(&n->migs, unit);
-                if (!du)
-                        r = 0; /* nothing on the device: nothing to destroy */
-                else if (n->backend && b >= 0)
-                        r = kerf_backend_mig_destroy(n->backend, (unsigned)b, (unsigned)du->mig_gi);
-                else
-                        r = -KERF_EBACKEND;
-                if (r == -ENOENT)
-                        r = 0;
-                kerf_sched_mig_done(n->sched, unit, r);
-                kerfd_tx *x = kerfd__tx_new("mig.destroy", 0);
-                kerfd__tx_event(x, "mig_destroy", (int)d->gpu, unit, 0, 0, NULL,
-                                "MIG instance unit %llu on GPU %u %s%s", (unsigned long long)unit,
-                                d->gpu, r ? "not destroyed: " : "destroyed",
-                                r ? kerf_strerror(r) : "");
-                if (r == 0) {
-                        kerfd__tx_unit_delete(x, unit);
-                        kerfd__tx_audit(x, "kerfd", "", "mig.destroy",
-                                        du && du->mig_uuid[0] ? du->mig_uuid : "unit", "ok", "",
-                                        g->uuid);
-                        free(kerf_u64map_del(&n->migs, unit));
-                }
-                (void)kerfd__tx_commit(n, x, true);
-        }
-}
 
 /* Preempted, or its unit faulted: the process (if any) is stopped, the task waits again. The
  * scheduler has already released its units; their store rows go now. */

@@ -145,7 +145,8 @@ typedef struct kerfd_node {
         bool crash_after_fork;     /* test hook KERFD_TEST_CRASH_AFTER_FORK (docs/DAEMON.md) */
         /* launch.c: starts prepared under mu, forked by the ticker without it, one at a time */
         struct kerfd_launch *launch_q, *launch_tail;
-        bool launch_inflight;    /* the ticker forks one now, mu released */
+        struct kerfd_migop *mig_q, *mig_tail; /* migop.c: MIG changes, made the same way */
+        bool launch_inflight;    /* the ticker forks (or makes a MIG change) now, mu released */
         unsigned launch_waiters; /* scheduler steps outside the ticker waiting for that fork */
         pthread_cond_t launched; /* a fork ended, or no scheduler step waits any more */
         unsigned slow_launch_ms; /* test hook KERFD_TEST_SLOW_LAUNCH_MS (docs/DAEMON.md) */
@@ -254,8 +255,12 @@ json_t *kerfd__store_health(const kerfd_node *n);
 /* Opens <state>/kerf.db with private modes, the KERFD_TEST_STORE_FAIL hook and the audit key. */
 int kerfd__store_open(kerfd_node *n);
 
-/* decide.c: the scheduler's decisions carried out */
+/* migop.c: a MIG create/destroy decision, queued under mu and made by the ticker without it
+ * (kerfd__mig_drain, after each tick); no device call is queued: recorded at once. */
 void kerfd__do_mig(kerfd_node *n, const kerf_decision *d);
+void kerfd__mig_drain(kerfd_node *n);
+
+/* decide.c: the scheduler's decisions carried out */
 void kerfd__do_start(kerfd_node *n, const kerf_decision *d);
 void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d);
 /* Takes a running task off its units and back to pending (preemption, device fault): its

@@ -503,7 +503,8 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
  *        -> check_limits -> kerfd__task_stop (exec stop; end recorded at reap)
  *        -> kerf_sched_step -> do_preempt / do_mig (backend + kerf_sched_mig_done) / do_start
  *           (prepared, "starting" committed), until no decision is left
- * then the ticker: kerfd__launch_drain (each start forked without n->mu, recorded with it) */
+ * then the ticker: kerfd__mig_drain, kerfd__launch_drain (each MIG change made, each start
+ * forked, without n->mu; recorded with it) */
 void kerfd__tick(kerfd_node *n)
 {
         kerf_exec_exit ex[32];
@@ -576,6 +577,7 @@ static void *ticker(void *arg)
                                 break;
                 }
                 kerfd__tick(n);
+                kerfd__mig_drain(n);    /* its MIG changes: made without n->mu */
                 kerfd__launch_drain(n); /* the starts it decided: forked without n->mu */
                 if (n->want_tick)
                         continue;
@@ -653,7 +655,8 @@ void kerfd_node_stop(kerfd_node *n)
         kerfd__ctl_stop(n);
         kerfd__fault_stop(n);
         pthread_mutex_lock(&n->mu);
-        kerfd__launch_drain(n); /* prepared starts left (an attach's): not forked any more */
+        kerfd__mig_drain(n); /* MIG changes and starts left (an attach's): not made */
+        kerfd__launch_drain(n);
         kerfd__records_stop(n); /* a last try for what waits; what still fails is logged */
         pthread_mutex_unlock(&n->mu);
         /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */

@@ -3,7 +3,7 @@
  * mutex", launch.c): with the test hook KERFD_TEST_SLOW_LAUNCH_MS each fork first waits 2 s,
  * and meanwhile kerfd answers health checks and submits at once; a cancel during that launch
  * ends the task cancelled with nothing run; a stop of kerfd during it leaves the task to the
- * next kerfd, which runs it once */
+ * next kerfd, which runs it once; a MIG create is made without the mutex too */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,12 +201,52 @@ static void test_stop_during_launch(void **st)
         kd_cleanup(&k);
 }
 
+/* A MIG create is made without the mutex as well (migop.c): the hook slows it the same way. */
+static void test_unlocked_mig(void **st)
+{
+        kd k;
+        long s;
+        json_t *j;
+        double t0, dt;
+        (void)st;
+
+        setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
+        kd_setup(&k, NULL);
+        unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
+        unsigned long long id =
+            kd_submit(&k,
+                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/true\"]}",
+                      NULL);
+        kd_sleep_ms(300); /* the ticker is in the create's 2 s wait now */
+        t0 = now_ms();
+        j = kd_call(&k, "GET", "/v1/health", NULL, NULL, &s, NULL);
+        dt = now_ms() - t0;
+        json_decref(j);
+        assert_int_equal(s, 200);
+        print_message("GET /v1/health during a MIG create: %.1f ms\n", dt);
+        assert_true(dt < 500);
+        /* not made yet, then made, and the task runs on it */
+        j = kd_event(&k, "mig_create", "created");
+        assert_null(j);
+        j = kd_wait_task(&k, id, NULL, 20000);
+        assert_non_null(j);
+        assert_string_equal(state_of(j), "succeeded");
+        json_decref(j);
+        j = kd_event(&k, "mig_create", "created");
+        assert_non_null(j);
+        json_decref(j);
+        kd_stop(&k);
+        kd_cleanup(&k);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_unlocked_fork),
             cmocka_unit_test(test_cancel_during_launch),
             cmocka_unit_test(test_stop_during_launch),
+            cmocka_unit_test(test_unlocked_mig),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
