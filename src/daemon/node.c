@@ -619,7 +619,8 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
                     (unsigned)strtoul(getenv("KERFD_TEST_SLOW_LAUNCH_MS"), NULL, 10);
                 if (n->slow_launch_ms)
                         log_warn("KERFD_TEST_SLOW_LAUNCH_MS=%u: test hook, every task's fork "
-                                 "waits that long first (without the daemon mutex)",
+                                 "and MIG change waits that long first (without the daemon "
+                                 "mutex)",
                                  n->slow_launch_ms);
         }
         kerf_u64map_init(&n->live);
