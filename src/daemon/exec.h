@@ -22,7 +22,8 @@
  *                                         recorded, from the last run
  *   kerf_exec_sweep()                     recovery: records of tasks ended in the store
  *   loop:
- *     kerf_exec_start()                   scheduler said START (after stopping victims)
+ *     kerf_exec_start()                   scheduler said START (after stopping victims);
+ *                                         kerfd: kerf_exec_launch_begin/_run/_end instead
  *     kerf_exec_stop()                    cancel / max runtime / idle / preempt / lease
  *     kerf_exec_reap(now)                 every tick and at least every
  *                                         kerf_exec_next_deadline(); calls tick itself;
@@ -30,7 +31,8 @@
  *     -> for each ended task: kerf_fence_destroy(), release the unit in the scheduler
  *   kerf_exec_free()                      at shutdown (tasks keep running unless stopped)
  *
- * Thread-safety: none; one kerf_exec is used by one thread (the daemon's loop).
+ * Thread-safety: none; one kerf_exec is used by one thread at a time (kerfd: under its mutex),
+ * except kerf_exec_launch_run(), which uses no executor state (the fork without the lock).
  * The library never prints and never exits; only the forked children call _exit().
  */
 
