@@ -40,7 +40,7 @@ typedef struct kerfd_launch {
         char reason[KERF_TEXT_LEN]; /* the scheduler's reason, for the start's record */
         bool inflight;              /* the ticker forks it now, n->mu released */
         _Atomic bool abort;         /* no fork any more if it has not happened (a stop came) */
-        bool skipped;               /* not forked: aborted, or kerfd stopping */
+        bool skipped;               /* not forked: a stop came first */
         int r;                      /* kerf_exec_launch_run's result */
         kerf_exec_failure f;
         /* a stop asked while in flight (kerfd__launch_stop); stop_end NULL: none */
@@ -315,8 +315,8 @@ bool kerfd__launch_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, cons
         return true;
 }
 
-/* n->mu released: the fork/exec (or nothing, if a stop or kerfd's stop came first). */
-static void launch(kerfd_node *n, kerfd_launch *L, unsigned slow_ms)
+/* n->mu released: the fork/exec (or nothing, if a stop of the task came first). */
+static void launch(kerfd_launch *L, unsigned slow_ms)
 {
         if (slow_ms) {
                 /* test hook (KERFD_TEST_SLOW_LAUNCH_MS, docs/DAEMON.md): a slow fork, without
@@ -325,7 +325,7 @@ static void launch(kerfd_node *n, kerfd_launch *L, unsigned slow_ms)
                 while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                         ;
         }
-        if (atomic_load(&L->abort) || atomic_load(&n->stopping)) {
+        if (atomic_load(&L->abort)) {
                 L->skipped = true;
                 L->r = -ECANCELED;
                 return;
@@ -365,12 +365,6 @@ static void finish(kerfd_node *n, kerfd_launch *L)
                                          L->stop_grace_s);
                 } else if (L->requeue) {
                         kerfd__task_requeue(n, t, &L->why, L->action);
-                } else if (L->skipped) {
-                        /* kerfd is stopping: the store keeps "starting" without a process,
-                         * which the next kerfd's recovery queues again (recover.c) */
-                        log_info("task %llu not started: kerfd is stopping (it is queued again "
-                                 "at the next start)",
-                                 (unsigned long long)t->rec.id);
                 } else {
                         snprintf(err, sizeof(err), "could not start: %s failed: %s",
                                  kerf_exec_stage_name(L->f.stage),
@@ -408,18 +402,14 @@ void kerfd__launch_drain(kerfd_node *n)
                         pthread_cond_wait(&n->launched, &n->mu);
                 if (!(L = n->launch_q))
                         break;
+                /* kerfd stopping: a start decided before is still carried out, as when the
+                 * stop waited for the tick that forked it */
                 dequeue(n, L);
-                if (n->stopping) {
-                        L->skipped = true;
-                        L->r = -ECANCELED;
-                        finish(n, L);
-                        continue;
-                }
                 L->inflight = true;
                 n->launch_inflight = true;
                 unsigned slow_ms = n->slow_launch_ms;
                 pthread_mutex_unlock(&n->mu);
-                launch(n, L, slow_ms);
+                launch(L, slow_ms);
                 pthread_mutex_lock(&n->mu);
                 n->launch_inflight = false;
                 L->inflight = false;

@@ -178,13 +178,7 @@ void kerfd__mig_drain(kerfd_node *n)
                 n->mig_q = op->next;
                 if (!n->mig_q)
                         n->mig_tail = NULL;
-                if (n->stopping) {
-                        /* not made: nothing was recorded for it, the scheduler goes with kerfd;
-                         * the next kerfd decides again from the device's instances */
-                        free(op->du);
-                        free(op);
-                        continue;
-                }
+                /* kerfd stopping: a change decided before is still made, as before */
                 n->launch_inflight = true;
                 unsigned slow_ms = n->slow_launch_ms;
                 pthread_mutex_unlock(&n->mu);

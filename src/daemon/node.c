@@ -656,7 +656,7 @@ void kerfd_node_stop(kerfd_node *n)
         kerfd__ctl_stop(n);
         kerfd__fault_stop(n);
         pthread_mutex_lock(&n->mu);
-        kerfd__mig_drain(n); /* MIG changes and starts left (an attach's): not made */
+        kerfd__mig_drain(n); /* MIG changes and starts an attach's step left: made now */
         kerfd__launch_drain(n);
         kerfd__records_stop(n); /* a last try for what waits; what still fails is logged */
         pthread_mutex_unlock(&n->mu);
