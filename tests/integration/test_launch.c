@@ -3,7 +3,8 @@
  * mutex", launch.c): with the test hook KERFD_TEST_SLOW_LAUNCH_MS each fork first waits 2 s,
  * and meanwhile kerfd answers health checks and submits at once; a cancel during that launch
  * ends the task cancelled with nothing run; a stop of kerfd during it still forks it, and the
- * next kerfd finds it ran once; a MIG create is made without the mutex too */
+ * next kerfd finds it ran once; a kill -9 before the fork leaves no unit behind; a MIG create
+ * is made without the mutex too */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,13 +247,77 @@ static void test_unlocked_mig(void **st)
         kd_cleanup(&k);
 }
 
+/* kerfd killed after a start was recorded "starting" and before its fork: the next kerfd finds
+ * no process and places the task anew; the units of the unforked start are freed. Its new unit
+ * gets another id when a unit with a higher id survives the restart (here: an attached task's,
+ * placed while the start waited its turn), and a third kerfd then re-adopts the task on its one
+ * unit (with the old unit's row left behind it held two: "unit lost across a kerfd restart"). */
+static void test_kill_before_fork(void **st)
+{
+        kd k;
+        json_t *j;
+        long s;
+        char path[96], body[256];
+        pid_t c;
+        (void)st;
+
+        setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
+        kd_setup(&k, NULL);
+        unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
+        /* a and b prepared in one tick (units 1, 2); a forks first, b waits behind it */
+        unsigned long long a =
+            kd_submit(&k, "{\"tenant\":\"alice\",\"command\":[\"/bin/sleep\",\"30\"]}", NULL);
+        unsigned long long b =
+            kd_submit(&k, "{\"tenant\":\"alice\",\"command\":[\"/bin/sleep\",\"30\"]}", NULL);
+        kd_sleep_ms(300);
+        /* an attach's step goes between the two forks: its unit's id is above b's */
+        c = fork();
+        assert_true(c >= 0);
+        if (c == 0) {
+                for (int i = 0; i < 600; i++)
+                        usleep(100000);
+                _exit(0);
+        }
+        snprintf(body, sizeof(body), "{\"tenant\":\"alice\",\"pid\":%d,\"lease_s\":600}", (int)c);
+        json_decref(kd_call(&k, "POST", "/v1/attach", body, NULL, &s, NULL));
+        assert_int_equal(s, 201);
+        j = kd_wait_task(&k, a, "running", 10000);
+        assert_non_null(j);
+        json_decref(j);
+        j = kd_wait_task(&k, b, "starting", 1000); /* in its fork's 2 s wait */
+        assert_non_null(j);
+        json_decref(j);
+        kd_kill9(&k);
+        kd_start(&k);
+        j = kd_wait_task(&k, b, "running", 15000);
+        assert_non_null(j);
+        assert_int_equal(json_array_size(json_object_get(j, "units")), 1);
+        json_decref(j);
+        kd_kill9(&k);
+        kd_start(&k);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", b);
+        kd_sleep_ms(1000); /* a task whose units were "lost" is stopped and ends by now */
+        j = kd_call(&k, "GET", path, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_string_equal(state_of(j), "running"); /* re-adopted, not "unit lost" */
+        json_decref(j);
+        for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", i ? b : a);
+                json_decref(kd_call(&k, "POST", path, "{\"grace_s\":0}", NULL, &s, NULL));
+        }
+        kill(c, SIGKILL);
+        waitpid(c, NULL, 0);
+        kd_sleep_ms(300);
+        kd_stop(&k);
+        kd_cleanup(&k);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_unlocked_fork),
-            cmocka_unit_test(test_cancel_during_launch),
-            cmocka_unit_test(test_stop_during_launch),
-            cmocka_unit_test(test_unlocked_mig),
+            cmocka_unit_test(test_unlocked_fork),      cmocka_unit_test(test_cancel_during_launch),
+            cmocka_unit_test(test_stop_during_launch), cmocka_unit_test(test_unlocked_mig),
+            cmocka_unit_test(test_kill_before_fork),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
