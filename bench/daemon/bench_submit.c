@@ -8,7 +8,9 @@
  * over one keep-alive connection (--starting 1: of tenant alice, /bin/true on a slice, each
  * started by kerfd and ended at once; --starting 2: --running tasks take whole GPUs, the
  * submits ask for one and wait behind them). Prints p50 / p99 / max latency and submits/s per run,
- * the median per binary, and the ratio this/base.
+ * the median per binary, and the ratio this/base. With --starting 1 also ended/s: the submits
+ * divided by the time from the first submit until the last submitted task has ended (the
+ * starts' throughput, which submits answered before their start do not show).
  *
  * usage: bench_submit [--submits N] [--running R] [--rounds K] [--starting 0|1|2] [--base KERFD]
  */
@@ -47,15 +49,16 @@ static void cancel_running(void)
 }
 
 typedef struct result {
-        double p50, p99, max, rate;
+        double p50, p99, max, rate, ended; /* ended: tasks ended per second (--starting 1) */
 } result;
 
 static result one_run(const char *bin)
 {
         char path[96];
         double *lat = calloc(n_submits, sizeof(double)), t0;
+        unsigned long long last = 0;
         kdb_kerfd kd;
-        result r;
+        result r = {0};
 
         if (!lat)
                 kdb_die("out of memory");
@@ -95,8 +98,22 @@ static result one_run(const char *bin)
                                        : "{\"tenant\":\"q\",\"command\":[\"/bin/true\"]}") != 201)
                         kdb_die("submit: %s", g_conn.body);
                 lat[i] = kdb_now_s() - s;
+                last = kdb_json_u64(&g_conn, "id");
         }
         r.rate = n_submits / (kdb_now_s() - t0);
+        if (starting == 1) {
+                /* started in order: the last one ended, all did */
+                snprintf(path, sizeof(path), "/v1/tasks/%llu", last);
+                while (call("GET", path, NULL) == 200 &&
+                       (strstr(g_conn.body, "\"state\":\"pending\"") ||
+                        strstr(g_conn.body, "\"state\":\"starting\"") ||
+                        strstr(g_conn.body, "\"state\":\"running\""))) {
+                        if (kdb_now_s() - t0 > 600)
+                                kdb_die("task %llu not ended after 600 s", last);
+                        usleep(2000);
+                }
+                r.ended = n_submits / (kdb_now_s() - t0);
+        }
         qsort(lat, n_submits, sizeof(double), kdb_cmp_double);
         r.p50 = lat[n_submits / 2] * 1e3;
         r.p99 = lat[n_submits * 99 / 100] * 1e3;
@@ -120,7 +137,7 @@ int main(int argc, char **argv)
 {
         const char *base = NULL, *bin = getenv("KERFD") ? getenv("KERFD") : KERFD_BIN;
         const char *bins[2];
-        double v[2][4][MAX_ROUNDS], m[2][4];
+        double v[2][5][MAX_ROUNDS], m[2][5];
         unsigned nb;
 
         for (int i = 1; i < argc; i++) {
@@ -158,20 +175,23 @@ int main(int argc, char **argv)
                         unsigned j = (k % 2) ? nb - 1 - i : i; /* alternate who goes first */
                         result r = one_run(bins[j]);
                         v[j][0][k] = r.p50, v[j][1][k] = r.p99, v[j][2][k] = r.max;
-                        v[j][3][k] = r.rate;
+                        v[j][3][k] = r.rate, v[j][4][k] = r.ended;
                         printf("  %-4s round %u: p50 %.3f ms  p99 %.3f ms  max %.3f ms  %.0f "
-                               "submits/s\n",
-                               j ? "base" : "this", k + 1, r.p50, r.p99, r.max, r.rate);
+                               "submits/s  %.1f ended/s\n",
+                               j ? "base" : "this", k + 1, r.p50, r.p99, r.max, r.rate, r.ended);
                         fflush(stdout);
                 }
         for (unsigned j = 0; j < nb; j++) {
-                for (unsigned q = 0; q < 4; q++)
+                for (unsigned q = 0; q < 5; q++)
                         m[j][q] = med(v[j][q], rounds);
-                printf("%-4s median: p50 %.3f ms  p99 %.3f ms  max %.3f ms  %.0f submits/s  (%s)\n",
-                       j ? "base" : "this", m[j][0], m[j][1], m[j][2], m[j][3], bins[j]);
+                printf("%-4s median: p50 %.3f ms  p99 %.3f ms  max %.3f ms  %.0f submits/s  %.1f "
+                       "ended/s  (%s)\n",
+                       j ? "base" : "this", m[j][0], m[j][1], m[j][2], m[j][3], m[j][4], bins[j]);
         }
         if (nb == 2)
-                printf("this/base: p50 %.2fx  p99 %.2fx  submits/s %.2fx\n", m[0][0] / m[1][0],
-                       m[0][1] / m[1][1], m[0][3] / m[1][3]);
+                printf("this/base: p50 %.2fx  p99 %.2fx  submits/s %.2fx%s", m[0][0] / m[1][0],
+                       m[0][1] / m[1][1], m[0][3] / m[1][3], starting == 1 ? "" : "\n");
+        if (nb == 2 && starting == 1)
+                printf("  ended/s %.2fx\n", m[0][4] / m[1][4]);
         return 0;
 }

@@ -250,9 +250,10 @@ static void task_submit(kreq *r, bool attach)
         /* A submit wakes the ticker and is answered pending (clients poll): its answer does
          * not wait for a tick (reaping, limits, GPU polls, starts). An attach is placed now,
          * the scheduler step only: its launcher needs attach_env in the answer (docs/API.md). */
-        if (attach)
+        if (attach) {
+                kerfd__launch_wait(n); /* no step while a fork is in flight (launch.c) */
                 kerfd__sched_pass(n);
-        else
+        } else
                 kerfd__kick(n);
         if (!(t = kerfd__live(n, id))) {
                 task_get(r, id); /* it already ended (could not start) */

@@ -53,6 +53,7 @@ struct kerf_exec {
         void *keep_ud;
         struct task *tasks;
         size_t n, cap;
+        size_t n_launching; /* launches begun, not ended: a slot reserved for each */
         /* status files to remove at the next reap (their ends were returned by the last) */
         uint64_t *collected;
         size_t n_collected, cap_collected;
@@ -154,11 +155,13 @@ static struct task *find(const kerf_exec *ex, uint64_t id)
         return NULL;
 }
 
+/* Room for one more task beside the slots reserved by launches in flight. */
 static int reserve(kerf_exec *ex)
 {
-        if (ex->n < ex->cap)
+        if (ex->n + ex->n_launching < ex->cap)
                 return 0;
-        size_t cap = ex->cap ? ex->cap * 2 : 16;
+        size_t cap = (ex->n + ex->n_launching + 1) * 2;
+        cap = cap < 16 ? 16 : cap;
         struct task *t = realloc(ex->tasks, cap * sizeof(*t));
         if (!t)
                 return -ENOMEM;
@@ -209,209 +212,88 @@ static void unlink_status(const kerf_exec *ex, uint64_t task_id)
         }
 }
 
-/* Reads the start pipe until every writer is gone (the task exec'd and the supervisor became
- * kerf-supervise, or one of them failed), then the leader's identity, which the supervisor
- * sent before its execve. kerfd does not wait for kerf-supervise to run: its start-up (and
- * the status file it writes) is off the start path. Returns 0 and *ready, or -errno with *f. */
-static int await_start(int err_fd, int report_fd, kerf__exec_msg *ready, kerf_exec_failure *f)
+/* The start is kerf_exec_launch_begin() / _run() (exec_launch.c) / _end(): kerfd forks
+ * without its lock (docs/DAEMON.md "The daemon mutex"). */
+int kerf_exec_launch_begin(kerf_exec *ex, uint64_t task_id, kerf_exec_launch *l)
 {
-        kerf__exec_msg m;
-        bool failed = false;
-        ssize_t n;
+        int r;
 
-        for (;;) {
-                n = read(err_fd, &m, sizeof(m));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n == 0)
-                        break;
-                if (failed)
-                        continue; /* the first failure is the one reported */
-                failed = true;
-                if (n == (ssize_t)sizeof(m) && m.kind == KERF__EXEC_MSG_FAIL && m.err > 0 &&
-                    m.stage >= 0 && m.stage < KERF_EXEC_STAGE_COUNT)
-                        fail(f, (kerf_exec_stage)m.stage, m.err);
-                else
-                        fail(f, KERF_EXEC_STAGE_SETUP, EIO);
-                if (n < 0)
-                        break;
-        }
-        if (failed)
-                return -f->err;
-        /* written before the supervisor's execve, whose success the EOF above says */
-        do
-                n = read(report_fd, &m, sizeof(m));
-        while (n < 0 && errno == EINTR);
-        if (n != (ssize_t)sizeof(m) || m.kind != KERF__EXEC_MSG_LEADER || m.pid <= 1) {
-                fail(f, KERF_EXEC_STAGE_SUPERVISE, EIO);
-                return -EIO;
-        }
-        *ready = m;
+        if (!ex || !l || !task_id)
+                return -EINVAL;
+        memset(l, 0, sizeof(*l));
+        l->report_fd = -1;
+        if (find(ex, task_id))
+                return -EEXIST;
+        /* a slot for each launch in flight: _end cannot fail for want of memory */
+        if ((r = reserve(ex)) < 0)
+                return r;
+        l->task_id = task_id;
+        r = snprintf(l->supervisor, sizeof(l->supervisor), "%s", ex->supervisor);
+        if (r >= (int)sizeof(l->supervisor) ||
+            snprintf(l->proc.stdout_path, sizeof(l->proc.stdout_path), "%s/%" PRIu64 ".out",
+                     ex->log_dir, task_id) >= (int)sizeof(l->proc.stdout_path) ||
+            snprintf(l->proc.stderr_path, sizeof(l->proc.stderr_path), "%s/%" PRIu64 ".err",
+                     ex->log_dir, task_id) >= (int)sizeof(l->proc.stderr_path) ||
+            kerf__exec_status_path(ex->run_dir, task_id, l->status_path, PATH_MAX - 8) < 0)
+                return -ENAMETOOLONG;
+        l->proc.task_id = task_id;
+        /* A record of an earlier run of this id (requeued after a preemption) goes now: the
+         * next reap must not remove the new run's status file (_run replaces the file). */
+        uncollect(ex, task_id);
+        ex->n_launching++;
+        l->begun = true;
+        return 0;
+}
+
+int kerf_exec_launch_end(kerf_exec *ex, kerf_exec_launch *l, kerf_exec_proc *ret)
+{
+        if (!ex || !l || !l->begun)
+                return -EINVAL;
+        l->begun = false;
+        ex->n_launching--;
+        if (!l->ran)
+                return -ECANCELED;
+        l->ran = false;
+        struct task *t = &ex->tasks[ex->n++]; /* reserved by _begin */
+        memset(t, 0, sizeof(*t));
+        t->proc = l->proc;
+        t->fence = l->fence;
+        t->report_fd = l->report_fd;
+        l->report_fd = -1;
+        t->sup_child = true;
+        t->kill_at_ms = UINT64_MAX;
+        if (ret)
+                *ret = l->proc;
         return 0;
 }
 
 int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *sp, kerf_exec_proc *ret,
                     kerf_exec_failure *ret_fail)
 {
-        kerf__exec_plan p = {.sp = sp,
-                             .null_fd = -1,
-                             .out_fd = -1,
-                             .err_fd = -1,
-                             .procs_fd = -1,
-                             .pipe_fd = -1,
-                             .report_fd = -1};
-        kerf_exec_proc proc = {0};
-        kerf_exec_failure f = {KERF_EXEC_STAGE_SETUP, 0};
-        kerf__exec_msg ready = {0};
-        int pipefd[2] = {-1, -1}, repfd[2] = {-1, -1};
-        sigset_t all, old;
+        kerf_exec_launch *l;
         int r;
 
-        if (!ex || !ret) {
+        if (!ex || !ret || !sp) {
                 fail(ret_fail, KERF_EXEC_STAGE_SETUP, EINVAL);
                 return -EINVAL;
         }
-        r = kerf__exec_validate(sp);
-        if (r < 0)
-                goto fail_setup;
-        if (find(ex, sp->task_id)) {
-                r = -EEXIST;
-                goto fail_setup;
+        if (!(l = malloc(sizeof(*l)))) {
+                fail(ret_fail, KERF_EXEC_STAGE_SETUP, ENOMEM);
+                return -ENOMEM;
         }
-        if (sp->run_as && geteuid() != 0) {
-                /* Not root: only "run as myself" is possible, and then nothing to switch. */
-                if (sp->uid != geteuid() || sp->gid != getegid()) {
-                        r = -EPERM;
-                        goto fail_setup;
-                }
-        }
-        p.set_ids = sp->run_as && geteuid() == 0;
-        r = reserve(ex);
-        if (r < 0)
-                goto fail_setup;
-        proc.task_id = sp->task_id;
-        if (snprintf(proc.stdout_path, sizeof(proc.stdout_path), "%s/%" PRIu64 ".out", ex->log_dir,
-                     sp->task_id) >= (int)sizeof(proc.stdout_path) ||
-            snprintf(proc.stderr_path, sizeof(proc.stderr_path), "%s/%" PRIu64 ".err", ex->log_dir,
-                     sp->task_id) >= (int)sizeof(proc.stderr_path) ||
-            kerf__exec_status_path(ex->run_dir, sp->task_id, p.status_path, PATH_MAX - 8) < 0) {
-                r = -ENAMETOOLONG;
-                goto fail_setup;
-        }
-        /* A record of an earlier run of this id (requeued after a preemption) goes now. */
-        uncollect(ex, sp->task_id);
-        unlink_status(ex, sp->task_id);
-        (void)kerf__exec_status_reserve(p.status_path);
-        r = kerf__exec_build_env(sp, &p.envp);
-#ifdef KERF_SAN_RUNTIME
-        if (r >= 0 && kerf__exec_san_env)
-                r = kerf__exec_san_env_apply(&p.envp);
-#endif
-        if (r < 0)
-                goto fail_setup;
-        if (!strchr(sp->argv[0], '/')) {
-                char **pe = kerf__exec_env_find(p.envp, "PATH=");
-                p.path = pe ? *pe + 5 : KERF__EXEC_DEFAULT_PATH;
-                p.buf = malloc(PATH_MAX);
-                if (!p.buf) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        const int logf = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
-        if ((r = p.null_fd = kerf__exec_open_high("/dev/null", O_RDONLY, 0)) < 0 ||
-            (r = p.out_fd = kerf__exec_open_high(proc.stdout_path, logf, 0640)) < 0 ||
-            (r = p.err_fd = kerf__exec_open_high(proc.stderr_path, logf, 0640)) < 0)
-                goto out;
-        if (sp->fence && (r = p.procs_fd = kerf_fence_procs_fd(sp->fence)) < 0)
-                goto out;
-        if ((r = kerf__exec_pipe_high(pipefd)) < 0 || (r = kerf__exec_pipe_high(repfd)) < 0)
-                goto out;
-        p.pipe_fd = pipefd[1];
-        p.report_fd = repfd[1];
-        kerf__exec_fmt_u64(p.id_arg, sp->task_id);
-        kerf__exec_fmt_u64(p.fd_arg, (uint64_t)repfd[1]);
-        p.sup_argv[0] = ex->supervisor;
-        p.sup_argv[1] = p.id_arg;
-        p.sup_argv[2] = p.leader_arg;
-        p.sup_argv[3] = p.status_path;
-        p.sup_argv[4] = p.fd_arg;
-        p.sup_argv[5] = NULL;
-
-        /* Signals stay blocked from fork until the children have reset their dispositions: a
-         * daemon handler must never run in them. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid_t sup = fork();
-        if (sup == 0)
-                kerf__exec_supervisor_exec(&p);
-        int fork_err = errno;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (sup < 0) {
-                r = -fork_err;
-                goto out;
-        }
-        close(pipefd[1]);
-        close(repfd[1]);
-        pipefd[1] = repfd[1] = -1;
-
-        r = await_start(pipefd[0], repfd[0], &ready, &f);
+        r = kerf_exec_launch_begin(ex, sp->task_id, l);
         if (r < 0) {
-                /* Nothing is left running: the supervisor exits once the failed task is gone
-                 * (it records it first), and its record is not wanted. */
-                close(repfd[0]);
-                repfd[0] = -1;
-                while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
-                        ;
-                unlink_status(ex, sp->task_id);
-                if (ret_fail)
-                        *ret_fail = f;
-                goto out_nofail;
-        }
-        fcntl(repfd[0], F_SETFL, O_NONBLOCK);
-        proc.pid = (pid_t)ready.pid;
-        proc.pgid = proc.pid;
-        proc.starttime = ready.starttime;
-        if (!proc.starttime)
-                kerf_exec_starttime(proc.pid, &proc.starttime);
-        proc.supervisor = sup;
-        kerf_exec_starttime(sup, &proc.sup_starttime); /* our child, not reaped: readable */
-
-        struct task *t = &ex->tasks[ex->n++];
-        memset(t, 0, sizeof(*t));
-        t->proc = proc;
-        t->fence = sp->fence;
-        t->report_fd = repfd[0];
-        repfd[0] = -1;
-        t->sup_child = true;
-        t->kill_at_ms = UINT64_MAX;
-        *ret = proc;
-        r = 0;
-        goto out_nofail;
-out:
-        if (r < 0)
+                /* as before the split: a bad spec is -EINVAL whatever its id */
+                int v = kerf__exec_validate(sp);
+                r = v < 0 ? v : r;
                 fail(ret_fail, KERF_EXEC_STAGE_SETUP, r);
-out_nofail:
-        for (int i = 0; i < 2; i++) {
-                if (pipefd[i] >= 0)
-                        close(pipefd[i]);
-                if (repfd[i] >= 0)
-                        close(repfd[i]);
+                free(l);
+                return r;
         }
-        if (p.null_fd >= 0)
-                close(p.null_fd);
-        if (p.out_fd >= 0)
-                close(p.out_fd);
-        if (p.err_fd >= 0)
-                close(p.err_fd);
-        if (p.procs_fd >= 0)
-                close(p.procs_fd);
-        free(p.buf);
-        kerf_exec_env_free(p.envp);
-        return r;
-fail_setup:
-        fail(ret_fail, KERF_EXEC_STAGE_SETUP, r);
-        return r;
+        r = kerf_exec_launch_run(l, sp, ret_fail);
+        int e = kerf_exec_launch_end(ex, l, ret);
+        free(l);
+        return r < 0 ? r : e;
 }
 
 /* ---- re-adoption -------------------------------------------------------------------------- */

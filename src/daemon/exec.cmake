@@ -4,6 +4,7 @@ if(NOT TARGET kerf_exec)
   add_library(kerf_exec STATIC
     ${CMAKE_CURRENT_LIST_DIR}/exec.c
     ${CMAKE_CURRENT_LIST_DIR}/exec_child.c
+    ${CMAKE_CURRENT_LIST_DIR}/exec_launch.c
     ${CMAKE_CURRENT_LIST_DIR}/exec_env.c
     ${CMAKE_CURRENT_LIST_DIR}/exec_proc.c
     ${CMAKE_CURRENT_LIST_DIR}/fence.c

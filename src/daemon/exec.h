@@ -22,7 +22,8 @@
  *                                         recorded, from the last run
  *   kerf_exec_sweep()                     recovery: records of tasks ended in the store
  *   loop:
- *     kerf_exec_start()                   scheduler said START (after stopping victims)
+ *     kerf_exec_start()                   scheduler said START (after stopping victims);
+ *                                         kerfd: kerf_exec_launch_begin/_run/_end instead
  *     kerf_exec_stop()                    cancel / max runtime / idle / preempt / lease
  *     kerf_exec_reap(now)                 every tick and at least every
  *                                         kerf_exec_next_deadline(); calls tick itself;
@@ -30,10 +31,12 @@
  *     -> for each ended task: kerf_fence_destroy(), release the unit in the scheduler
  *   kerf_exec_free()                      at shutdown (tasks keep running unless stopped)
  *
- * Thread-safety: none; one kerf_exec is used by one thread (the daemon's loop).
+ * Thread-safety: none; one kerf_exec is used by one thread at a time (kerfd: under its mutex),
+ * except kerf_exec_launch_run(), which uses no executor state (the fork without the lock).
  * The library never prints and never exits; only the forked children call _exit().
  */
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -207,6 +210,32 @@ kerf_exec *kerf_exec_free(kerf_exec *ex);
  * -ENOMEM, -EMFILE, -EAGAIN (fork), and child errnos. */
 int kerf_exec_start(kerf_exec *ex, const kerf_exec_spec *spec, kerf_exec_proc *ret,
                     kerf_exec_failure *ret_fail);
+
+/* kerf_exec_start() in three steps, for a caller that does not hold its lock across the fork
+ * (kerfd: docs/DAEMON.md "The daemon mutex"). _begin and _end use the executor and need the
+ * caller's exclusion like every other call; _run forks, waits for the exec hand-shake and uses
+ * only *l and the spec, so it may run in another thread, concurrently with any executor call
+ * but another _run of the same *l. Every _begin that succeeded needs its _end, whether _run
+ * ran, failed or was skipped. */
+typedef struct kerf_exec_launch {
+        uint64_t task_id;
+        char supervisor[PATH_MAX];
+        char status_path[PATH_MAX];
+        kerf_exec_proc proc; /* the log paths (from _begin); the identity (from _run) */
+        kerf_fence *fence;
+        int report_fd; /* the supervisor's pipe once _run succeeded, else -1 */
+        bool begun, ran;
+} kerf_exec_launch;
+
+/* Reserves the start of spec-less task_id: -EEXIST when it is tracked, -ENAMETOOLONG,
+ * -ENOMEM, -EINVAL. Forgets a record of an earlier run of this id still to be collected. */
+int kerf_exec_launch_begin(kerf_exec *ex, uint64_t task_id, kerf_exec_launch *l);
+/* Forks and execs as kerf_exec_start() (same errors, same *ret_fail), without the executor. */
+int kerf_exec_launch_run(kerf_exec_launch *l, const kerf_exec_spec *spec,
+                         kerf_exec_failure *ret_fail);
+/* Ends a launch: when _run succeeded the task is tracked from now on (0 and *ret when ret is
+ * not NULL); otherwise nothing is tracked and it returns -ECANCELED. */
+int kerf_exec_launch_end(kerf_exec *ex, kerf_exec_launch *l, kerf_exec_proc *ret);
 
 /* Test hook (KERFD_TEST_BREAK_LIMITER=1 in kerfd's environment, docs/DAEMON.md): every slice's
  * contract also sets KERF_SHIM_TEST_BREAK_LIMITER=1, the shim's switch that turns its limiter

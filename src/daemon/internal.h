@@ -81,6 +81,8 @@ typedef struct dtask {
         bool run_open;        /* a run of it was opened in the store (cost.c) */
         uint64_t run_dev_base; /* the region's device time when that run opened */
         bool cdi_spec;         /* its CDI spec is written (cdi_task.c) */
+        /* its start, prepared under mu and not finished yet (launch.c), or NULL */
+        struct kerfd_launch *launch;
 } dtask;
 
 /* ---- the node controller -------------------------------------------------------------------- */
@@ -141,6 +143,13 @@ typedef struct kerfd_node {
         uint64_t faults_total;
         kerf_fence_ctx *fence_ctx; /* NULL: no device fencing */
         bool crash_after_fork;     /* test hook KERFD_TEST_CRASH_AFTER_FORK (docs/DAEMON.md) */
+        /* launch.c: starts prepared under mu, forked by the ticker without it, one at a time */
+        struct kerfd_launch *launch_q, *launch_tail;
+        struct kerfd_migop *mig_q, *mig_tail; /* migop.c: MIG changes, made the same way */
+        bool launch_inflight;    /* the ticker forks (or makes a MIG change) now, mu released */
+        unsigned launch_waiters; /* scheduler steps outside the ticker waiting for that fork */
+        pthread_cond_t launched; /* a fork ended, or no scheduler step waits any more */
+        unsigned slow_launch_ms; /* test hook KERFD_TEST_SLOW_LAUNCH_MS (docs/DAEMON.md) */
         /* the slice controller thread (ctl.c): copies the slice list under mu, steps under
          * ctl_mu; a region is unmapped only under ctl_mu, which bumps ctl_epoch */
         pthread_t ctl;
@@ -246,8 +255,12 @@ json_t *kerfd__store_health(const kerfd_node *n);
 /* Opens <state>/kerf.db with private modes, the KERFD_TEST_STORE_FAIL hook and the audit key. */
 int kerfd__store_open(kerfd_node *n);
 
-/* decide.c: the scheduler's decisions carried out */
+/* migop.c: a MIG create/destroy decision, queued under mu and made by the ticker without it
+ * (kerfd__mig_drain, after each tick); no device call is queued: recorded at once. */
 void kerfd__do_mig(kerfd_node *n, const kerf_decision *d);
+void kerfd__mig_drain(kerfd_node *n);
+
+/* decide.c: the scheduler's decisions carried out */
 void kerfd__do_start(kerfd_node *n, const kerf_decision *d);
 void kerfd__do_preempt(kerfd_node *n, const kerf_decision *d);
 /* Takes a running task off its units and back to pending (preemption, device fault): its
@@ -257,6 +270,28 @@ void kerfd__retry_deferred(kerfd_node *n, dtask *t);
 /* The unit contract variables (docs/SHIM-CONTRACT.md) an attached task's launcher exports,
  * as a JSON object, or NULL (not attached, or no unit yet). */
 json_t *kerfd__attach_env(kerfd_node *n, const dtask *t);
+/* The unit contract of a task's units; `vis` receives CUDA_VISIBLE_DEVICES. False: no unit. */
+bool kerfd__exec_unit(kerfd_node *n, const dtask *t, kerf_exec_unit *u, char *vis, size_t vislen);
+bool kerfd__is_soft(const dtask *t);
+/* The end of a start: "running" recorded (reason: the scheduler's), or a failed start ended. */
+void kerfd__start_done(kerfd_node *n, dtask *t, const char *reason);
+void kerfd__start_failed(kerfd_node *n, dtask *t, const char *err);
+
+/* launch.c: a task's process start in three steps (docs/DAEMON.md "The daemon mutex"):
+ * prepared and durably "starting" under mu (kerfd__launch_prepare, from kerfd__do_start),
+ * forked by the ticker with mu released (kerfd__launch_drain), recorded under mu again. */
+int kerfd__launch_prepare(kerfd_node *n, dtask *t, const char *reason, char *err, size_t errlen);
+/* The ticker, after each tick (and kerfd_node_stop): forks what was prepared. */
+void kerfd__launch_drain(kerfd_node *n);
+/* A scheduler step outside the ticker (an attach) first waits for the fork in flight: no step
+ * runs while one is (a step could take the launching task's units). */
+void kerfd__launch_wait(kerfd_node *n);
+/* A stop / end / requeue of a task whose start is prepared: true when it was deferred (the
+ * fork is in flight: the end of the launch applies it); false when the launch was taken back
+ * (nothing forked) and the caller goes on as for a task that never started. */
+bool kerfd__launch_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+                        const char *text, unsigned grace_s);
+bool kerfd__launch_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const char *action);
 /* external.c: validates an attach's "external" object (-EINVAL bad value, -ENOENT unknown key;
  * msg names the field), and writes "slurm job=N step=N user=U account=A" of a task's request
  * into buf ("" when it has none). */

@@ -240,6 +240,10 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
         char units[160] = "";
         size_t ul = 0;
 
+        /* its fork in flight: ended when the start is recorded (launch.c; a task whose start
+         * is in flight only ends through a stop, this is not reached otherwise) */
+        if (t->launch && kerfd__launch_stop(n, t, end_reason, actor, text, 0))
+                return;
         if (kerf_sched_task_get(n->sched, t->rec.id, &ti) == 0) {
                 if (!strcmp(end_reason, "exit") || !strcmp(end_reason, "failure"))
                         kerf_sched_finish(n->sched, t->rec.id);
@@ -329,6 +333,8 @@ int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char
         const char *state = !strcmp(end_reason, "cancel") ? "cancelled" : "failed";
         char obj[64];
 
+        if (t->launch && kerfd__launch_stop(n, t, end_reason, actor, text, grace_s))
+                return 0; /* its fork is in flight: stopped when it is recorded (launch.c) */
         if (t->in_exec) {
                 int r = kerf_exec_stop(n->exec, t->rec.id, exec_reason(end_reason), grace_s * 1000,
                                        kerfd_mono_ms());
@@ -496,7 +502,9 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
  *   tick -> kerf_exec_reap -> handle_exit -> kerfd__task_end (sched finish/cancel + store)
  *        -> check_limits -> kerfd__task_stop (exec stop; end recorded at reap)
  *        -> kerf_sched_step -> do_preempt / do_mig (backend + kerf_sched_mig_done) / do_start
- *           (kerf_exec_start + store commit), until no decision is left */
+ *           (prepared, "starting" committed), until no decision is left
+ * then the ticker: kerfd__mig_drain, kerfd__launch_drain (each MIG change made, each start
+ * forked, without n->mu; recorded with it) */
 void kerfd__tick(kerfd_node *n)
 {
         kerf_exec_exit ex[32];
@@ -573,6 +581,8 @@ static void *ticker(void *arg)
                 if (n->stopping)
                         break;
                 kerfd__tick(n);
+                kerfd__mig_drain(n);    /* its MIG changes: made without n->mu */
+                kerfd__launch_drain(n); /* the starts it decided: forked without n->mu */
                 if (n->want_tick)
                         continue;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -593,6 +603,7 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         pthread_mutex_init(&n->evq_mu, NULL);
         pthread_mutex_init(&n->ctl_mu, NULL);
         pthread_cond_init(&n->kick, NULL);
+        pthread_cond_init(&n->launched, NULL);
         n->cfg = *cfg;
         snprintf(n->exe_dir, sizeof(n->exe_dir), "%s", exe_dir);
         n->started_ms = kerfd_now_ms();
@@ -607,6 +618,15 @@ int kerfd_node_start(kerfd_node *n, const kerfd_config *cfg, const char *exe_dir
         if (n->crash_after_fork)
                 log_warn("KERFD_TEST_CRASH_AFTER_FORK=1: test hook, kerfd exits right after the "
                          "next task start");
+        if (getenv("KERFD_TEST_SLOW_LAUNCH_MS")) {
+                n->slow_launch_ms =
+                    (unsigned)strtoul(getenv("KERFD_TEST_SLOW_LAUNCH_MS"), NULL, 10);
+                if (n->slow_launch_ms)
+                        log_warn("KERFD_TEST_SLOW_LAUNCH_MS=%u: test hook, every task's fork "
+                                 "and MIG change waits that long first (without the daemon "
+                                 "mutex)",
+                                 n->slow_launch_ms);
+        }
         kerf_u64map_init(&n->live);
         kerf_u64map_init(&n->migs);
         if ((r = kerfd__recover(n)) < 0)
@@ -640,6 +660,8 @@ void kerfd_node_stop(kerfd_node *n)
         kerfd__ctl_stop(n);
         kerfd__fault_stop(n);
         pthread_mutex_lock(&n->mu);
+        kerfd__mig_drain(n); /* MIG changes and starts an attach's step left: made now */
+        kerfd__launch_drain(n);
         kerfd__records_stop(n); /* a last try for what waits; what still fails is logged */
         pthread_mutex_unlock(&n->mu);
         /* Tasks keep running: the executor forgets them, a restarted kerfd re-adopts them. */

@@ -509,8 +509,25 @@ static void recover_one(kerfd_node *n, dtask *t)
         }
         if (strcmp(t->rec.state, "pending") != 0) {
                 kerfd_tx *x = kerfd__tx_new("task.pending", t->rec.id);
+                kerf_store_unit *su = NULL;
+                size_t ns = 0;
                 snprintf(t->rec.state, sizeof(t->rec.state), "pending");
                 kerfd__tx_task(x, &t->rec, false);
+                /* the units of a start that was recorded but never forked (kerfd died in
+                 * between): free again, as after a requeue; the task is placed anew */
+                if (kerf_store_unit_list(n->store, t->rec.id, &su, &ns) < 0)
+                        log_error("store: units of task %llu: %s", (unsigned long long)t->rec.id,
+                                  kerf_store_errmsg(n->store));
+                for (size_t i = 0; i < ns; i++) {
+                        if (!strcmp(su[i].kind, "mig")) {
+                                su[i].task = 0;
+                                snprintf(su[i].state, sizeof(su[i].state), "ready");
+                                kerfd__tx_unit(x, &su[i]);
+                        } else {
+                                kerfd__tx_unit_delete(x, su[i].id);
+                        }
+                }
+                free(su);
                 /* its run (if any) ends now: when its process died while kerfd was down is
                  * not known, so the run is closed at recovery (an upper bound) */
                 kerfd__tx_run(n, x, t, -1);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_exec.c - executor: exit status, exec failures, logs, env, cwd, stop, alive, adopt */
+/* test_exec.c - executor: exit status, exec failures, logs, env, cwd, stop, alive, adopt, the
+ * start in three steps (launch) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -528,6 +529,46 @@ static void test_run_as(void **state)
         free(staged);
 }
 
+/* kerf_exec_start() in three steps (kerfd forks without its lock): _run uses no executor state,
+ * so the executor is used (reaped) while a launch is begun; a second start of the id is refused
+ * until the launch ends; an ended launch that did not run tracks nothing. */
+static void test_launch_steps(void **state)
+{
+        struct fx *f = *state;
+        const char *argv[] = {PROBE, "exit", "3", NULL};
+        kerf_exec_launch *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+        kerf_exec_proc p;
+        kerf_exec_exit e = {0}, ex[4];
+        kerf_exec_failure fail;
+
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(kerf_exec_launch_begin(f->ex, 41, a), 0);
+        assert_int_equal(kerf_exec_launch_begin(f->ex, 42, b), 0);
+        /* b is given up before its fork: nothing tracked, nothing run */
+        assert_int_equal(kerf_exec_launch_end(f->ex, b, NULL), -ECANCELED);
+        kerf_exec_spec sp = {.task_id = 41, .argv = argv};
+        assert_int_equal(kerf_exec_launch_run(a, &sp, &fail), 0);
+        assert_true(a->proc.pid > 0);
+        assert_int_equal(kerf_exec_count(f->ex), 0); /* not tracked until _end */
+        assert_int_equal(kerf_exec_reap(f->ex, now_ms(), ex, 4), 0);
+        assert_int_equal(kerf_exec_launch_end(f->ex, a, &p), 0);
+        assert_int_equal(p.pid, a->proc.pid);
+        assert_int_equal(kerf_exec_count(f->ex), 1);
+        /* tracked: the same id cannot begin again */
+        assert_int_equal(kerf_exec_launch_begin(f->ex, 41, b), -EEXIST);
+        assert_int_equal(run_to_end(f->ex, 41, 5000, &e), 0);
+        assert_int_equal(e.exit_code, 3);
+        /* a spec for another id than the one begun is refused, the launch still ends */
+        assert_int_equal(kerf_exec_launch_begin(f->ex, 43, b), 0);
+        sp.task_id = 44;
+        assert_int_equal(kerf_exec_launch_run(b, &sp, NULL), -EINVAL);
+        assert_int_equal(kerf_exec_launch_end(f->ex, b, NULL), -ECANCELED);
+        assert_int_equal(kerf_exec_count(f->ex), 0);
+        free(a);
+        free(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -546,6 +587,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_alive, setup, teardown),
             cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
             cmocka_unit_test_setup_teardown(test_run_as, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_launch_steps, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
