@@ -125,9 +125,12 @@ typedef struct kerf_request {
         uint64_t cpu_milli;         /* host CPU on the node, 0 = none */
         uint64_t host_mem_bytes;
         uint64_t model_mask; /* bit i: may run on kerf_gpu_model_at(i); 0 = any */
-        unsigned gpu_pin;    /* 1 + the fleet index of the one GPU it must run on (a launcher such
-                              * as Slurm chose it); 0 = any. One-GPU tasks only. */
-        int priority;        /* higher runs first; -1000..1000 */
+        /* The GPUs it must run on (a launcher such as Slurm chose them): fleet indices, distinct,
+         * one node's; 0 pins = any. A pinned task uses exactly its pinned GPUs
+         * (n_gpu_pins == gpus, or 1 for a one-GPU task). */
+        unsigned n_gpu_pins;
+        unsigned gpu_pins[KERF_MAX_TASK_GPUS];
+        int priority; /* higher runs first; -1000..1000 */
         bool preemptible;
         uint64_t max_runtime_s; /* enforced by the executor; backfill counts on it; 0 = none */
         uint64_t idle_timeout_s;

@@ -246,14 +246,26 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                         q->model_mask |= 1ULL << kerf_gpu_model_index(gm);
                 }
         }
-        if ((v = json_object_get(o, "gpu_uuid"))) { /* the one GPU a launcher chose */
+        /* the GPUs a launcher chose: "gpu_uuid" (one) or "gpu_uuids" (a list, one per GPU) */
+        json_t *pins = json_object_get(o, "gpu_uuids"), *one = json_object_get(o, "gpu_uuid");
+        if (pins && one)
+                BAD("invalid_argument", "gpu_uuid and gpu_uuids: give one of them");
+        if (pins && (!json_is_array(pins) || json_array_size(pins) == 0 ||
+                     json_array_size(pins) > KERF_MAX_TASK_GPUS))
+                BAD("invalid_argument", "gpu_uuids: a list of 1..%d GPU UUIDs of this node",
+                    KERF_MAX_TASK_GPUS);
+        for (size_t k = 0, np = pins ? json_array_size(pins) : one ? 1 : 0; k < np; k++) {
                 size_t i = 0;
-                const char *u = json_string_value(v);
+                const char *u = json_string_value(pins ? json_array_get(pins, k) : one);
                 while (u && i < n->fleet->n_gpus && strcmp(n->fleet->gpus[i].uuid, u) != 0)
                         i++;
                 if (!u || i == n->fleet->n_gpus)
-                        BAD("invalid_argument", "gpu_uuid: not the UUID of a GPU of this node");
-                q->gpu_pin = (unsigned)i + 1;
+                        BAD("invalid_argument", "%s: not the UUID of a GPU of this node",
+                            pins ? "gpu_uuids" : "gpu_uuid");
+                for (unsigned j = 0; j < q->n_gpu_pins; j++)
+                        if (q->gpu_pins[j] == i)
+                                BAD("invalid_argument", "gpu_uuids: %s named twice", u);
+                q->gpu_pins[q->n_gpu_pins++] = (unsigned)i;
         }
         if ((v = json_object_get(o, "priority"))) {
                 if (!get_int(v, -1000, 1000, &x))

@@ -175,7 +175,7 @@ typedef struct stask {
         unsigned mem_permille;
         unsigned compute, limit;
         uint64_t cpu, hmem, model_mask;
-        unsigned gpu_pin; /* kerf_request.gpu_pin */
+        unsigned n_pins, pins[KERF_MAX_TASK_GPUS]; /* kerf_request.gpu_pins */
         int prio;
         bool preemptible;
         uint64_t max_runtime, idle_timeout;

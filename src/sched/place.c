@@ -13,11 +13,16 @@ uint64_t kerf__task_mem_on(const stask *t, const sgpu *g)
         return t->mem_req;
 }
 
-/* The GPUs a task may use: its models, and the one GPU a launcher named (gpu_pin). */
+/* The GPUs a task may use: its models, and the GPUs a launcher named (its pins). */
 static bool model_ok(const stask *t, const sgpu *g)
 {
-        if (t->gpu_pin && g->idx + 1 != t->gpu_pin)
-                return false;
+        if (t->n_pins) {
+                unsigned i = 0;
+                while (i < t->n_pins && t->pins[i] != g->idx)
+                        i++;
+                if (i == t->n_pins)
+                        return false;
+        }
         if (!t->model_mask)
                 return true;
         int mi = kerf_gpu_model_index(g->d->model);

@@ -350,9 +350,21 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
                     r->compute_limit_pct, r->compute_pct);
         if (r->mem_permille > 1000)
                 BAD("mem_permille: %u is over 1000", r->mem_permille);
-        if (r->gpu_pin && (r->gpu_pin > s->n_gpus || n > 1))
-                BAD("gpu: %s", n > 1 ? "a task on a named GPU uses that one GPU (gpus 1)"
-                                     : "no such GPU in the fleet");
+        if (r->n_gpu_pins) {
+                if (r->n_gpu_pins != n)
+                        BAD("gpu pins: %u GPUs named for a task of %u GPUs (a task on named GPUs "
+                            "uses exactly those)",
+                            r->n_gpu_pins, n);
+                for (unsigned i = 0; i < r->n_gpu_pins; i++) {
+                        if (r->gpu_pins[i] >= s->n_gpus)
+                                BAD("gpu pins: GPU %u is not in the fleet", r->gpu_pins[i]);
+                        if (s->gpus[r->gpu_pins[i]].d->node != s->gpus[r->gpu_pins[0]].d->node)
+                                BAD("gpu pins: the named GPUs are on different nodes");
+                        for (unsigned j = 0; j < i; j++)
+                                if (r->gpu_pins[j] == r->gpu_pins[i])
+                                        BAD("gpu pins: GPU %u named twice", r->gpu_pins[i]);
+                }
+        }
         if (r->mem_permille && r->mem_bytes)
                 BAD("mem_bytes and mem_permille: give one, not both");
         if (r->priority < -1000 || r->priority > 1000)
@@ -391,7 +403,8 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
         t->cpu = r->cpu_milli;
         t->hmem = r->host_mem_bytes;
         t->model_mask = r->model_mask;
-        t->gpu_pin = r->gpu_pin;
+        t->n_pins = r->n_gpu_pins;
+        memcpy(t->pins, r->gpu_pins, sizeof(t->pins));
         t->prio = r->priority;
         t->preemptible = r->preemptible || s->pol.force_preemptible[r->workload];
         t->max_runtime = r->max_runtime_s;

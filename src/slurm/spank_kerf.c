@@ -412,6 +412,23 @@ static bool step_attaches(spank_t sp)
                step != SLURM_INTERACTIVE_STEP;
 }
 
+/* "gpu_uuids" for a step on several whole GPUs: each CUDA_VISIBLE_DEVICES entry Slurm set,
+ * resolved as gres_grant() does; left out (kerfd picks) when one is not a whole GPU. */
+static void pin_all(json_t *req, const char *cvd)
+{
+        char list[256], *save = NULL, prof[64], uuid[96];
+        json_t *a = json_array();
+        bool ok = a != NULL;
+        snprintf(list, sizeof(list), "%s", cvd);
+        for (char *e = strtok_r(list, ",", &save); ok && e; e = strtok_r(NULL, ",", &save))
+                ok = gres_grant(e, prof, sizeof(prof), uuid, sizeof(uuid)) == 0 &&
+                     json_array_append_new(a, json_string(uuid)) == 0;
+        if (ok)
+                json_object_set_new(req, "gpu_uuids", a);
+        else
+                json_decref(a);
+}
+
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
         char cvd[256] = "", shards[32] = "", account[128] = "", tenant[128], user[128], err[256];
@@ -508,6 +525,8 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                 } else {
                         json_object_set_new(req, "route", json_string("whole"));
                         json_object_set_new(req, "gpus", json_integer(count_list(cvd)));
+                        if (count_list(cvd) > 1) /* the GPUs Slurm chose, each by its UUID */
+                                pin_all(req, cvd);
                 }
                 if (k >= 0 && uuid[0]) /* the GPU Slurm chose, not one kerfd picks */
                         json_object_set_new(req, "gpu_uuid", json_string(uuid));

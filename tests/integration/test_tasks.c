@@ -262,6 +262,55 @@ static void test_gpu_pin(void **st)
                  uuid);
         json_decref(kd_call(&K, "POST", "/v1/tasks", body, NULL, &s, NULL));
         assert_int_equal(s, 400);
+
+        /* gpu_uuids: a step on two whole GPUs Slurm chose runs on exactly those two */
+        const char *two[2] = {NULL, NULL};
+        long long idx[2] = {-1, -1};
+        json_array_foreach(items, i, gi)
+        {
+                if (json_integer_value(json_object_get(gi, "index")) > 0 &&
+                    strcmp(json_string_value(json_object_get(gi, "mode")), "mig") != 0) {
+                        two[0] = two[1];
+                        idx[0] = idx[1];
+                        two[1] = json_string_value(json_object_get(gi, "uuid"));
+                        idx[1] = json_integer_value(json_object_get(gi, "index"));
+                }
+        }
+        assert_non_null(two[0]);
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"bob\",\"route\":\"whole\",\"gpus\":2,\"gpu_uuids\":[\"%s\","
+                 "\"%s\"],\"command\":[\"/bin/sleep\",\"30\"]}",
+                 two[1], two[0]);
+        unsigned long long c = kd_submit(&K, body, NULL);
+        t = kd_wait_task(&K, c, "running", 10000);
+        assert_non_null(t);
+        json_t *units = json_object_get(t, "units");
+        assert_int_equal(json_array_size(units), 2);
+        long long got0 = json_integer_value(json_object_get(json_array_get(units, 0), "gpu"));
+        long long got1 = json_integer_value(json_object_get(json_array_get(units, 1), "gpu"));
+        assert_true((got0 == idx[0] && got1 == idx[1]) || (got0 == idx[1] && got1 == idx[0]));
+        json_decref(t);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", c);
+        json_decref(kd_call(&K, "POST", path, "{\"grace_s\":1}", NULL, &s, NULL));
+        json_decref(kd_wait_task(&K, c, "cancelled", 10000));
+        /* refused: a UUID twice; both fields; fewer UUIDs than GPUs; not a list */
+        static const char *const bad[] = {
+            "\"gpus\":2,\"gpu_uuids\":[\"%s\",\"%s\"]",
+            "\"gpu_uuid\":\"%s\",\"gpu_uuids\":[\"%s\"]",
+            "\"gpus\":3,\"gpu_uuids\":[\"%s\",\"%s\"]",
+            "\"gpu_uuids\":\"%s%s\"",
+        };
+        for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+                char fields[300];
+                snprintf(fields, sizeof(fields), bad[k], two[0], k == 2 ? two[1] : two[0]);
+                snprintf(body, sizeof(body),
+                         "{\"tenant\":\"bob\",\"route\":\"whole\",%s,\"command\":[\"/bin/true\"]}",
+                         fields);
+                json_t *e = kd_call(&K, "POST", "/v1/tasks", body, NULL, &s, NULL);
+                if (s != 400)
+                        fail_msg("%s: %ld, want 400", body, s);
+                json_decref(e);
+        }
         json_decref(g);
 }
 

@@ -35,7 +35,8 @@ static uint64_t pinned(kerf_sched *s, unsigned gpu, uint64_t max_runtime_s)
 {
         kerf_request r = req("a", KERF_WL_TRAINING, KERF_TIER_QUEUEABLE);
         r.route = KERF_UNIT_WHOLE;
-        r.gpu_pin = gpu + 1;
+        r.n_gpu_pins = 1;
+        r.gpu_pins[0] = gpu;
         r.max_runtime_s = max_runtime_s;
         return submit_ok(s, &r);
 }
