@@ -128,11 +128,11 @@ static bool name_ok(const char *s, bool empty_ok)
 #define KERFD_MAX_ARGS_BYTES (512u * 1024u)
 
 static const char *const submit_fields[] = {
-    "name",        "tenant",     "queue",    "workload",    "tier",          "route",
-    "mig_profile", "gpus",       "memory",   "compute",     "compute_limit", "cpu_milli",
-    "host_memory", "gpu_models", "priority", "preemptible", "max_runtime_s", "idle_timeout_s",
-    "command",     "env",        "cwd",      "run_as",      "pid",           "lease_s",
-    "external",    "gpu_uuid",   NULL};
+    "name",        "tenant",     "queue",     "workload",    "tier",          "route",
+    "mig_profile", "gpus",       "memory",    "compute",     "compute_limit", "cpu_milli",
+    "host_memory", "gpu_models", "priority",  "preemptible", "max_runtime_s", "idle_timeout_s",
+    "command",     "env",        "cwd",       "run_as",      "pid",           "lease_s",
+    "external",    "gpu_uuid",   "gpu_uuids", NULL};
 
 /* Fills t->req from t->req_json (already checked for unknown fields). `stored`: a recovered
  * record, whose stored uid/gid are the truth (the identity rules are checked again before any
