@@ -15,101 +15,30 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "clirun.h"
 #include "harness.h"
 
 static kd K;
 static long dummy_st; /* kd_call's status, where the test does not look */
 
-typedef struct out {
-        int code;
-        char *out, *err;
-        json_t *js;
-} out;
-
-static void out_fini(out *o)
+/* the kerf binary under test (clirun.h) */
+static pid_t spawn(const char *tag, char **args)
 {
-        free(o->out);
-        free(o->err);
-        json_decref(o->js);
-        memset(o, 0, sizeof(*o));
+        return kd_cli_spawn(&K, tag, NULL, NULL, args);
 }
+
+static kd_out collect(const char *tag, int code)
+{
+        return kd_cli_collect(&K, tag, code);
+}
+
+#define kerf(...) kd_cli_run(&K, NULL, NULL, (char *[]){__VA_ARGS__, NULL})
 
 static char *slurp(const char *path)
 {
         char *b = kd_read(path);
         return b ? b : strdup("");
 }
-
-/* Starts `kerf --socket SOCK ARGV...` with stdout/stderr to <dir>/TAG.out/.err; returns its
- * pid. */
-static pid_t spawn(const char *tag, char **args)
-{
-        char *argv[64], of[400], ef[400];
-        int n = 0;
-        argv[n++] = "kerf";
-        argv[n++] = "--socket";
-        argv[n++] = K.sock;
-        for (int i = 0; args[i] && n < 63; i++)
-                argv[n++] = args[i];
-        argv[n] = NULL;
-        snprintf(of, sizeof(of), "%s/%s.out", K.dir, tag);
-        snprintf(ef, sizeof(ef), "%s/%s.err", K.dir, tag);
-        pid_t p = fork();
-        assert_true(p >= 0);
-        if (p == 0) {
-                int fo = open(of, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                int fe = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                int fi = open("/dev/null", O_RDONLY);
-                if (fo < 0 || fe < 0 || fi < 0)
-                        _exit(126);
-                dup2(fi, 0);
-                dup2(fo, 1);
-                dup2(fe, 2);
-                unsetenv("KERF_TOKEN");
-                unsetenv("KERF_SOCKET");
-                unsetenv("KERF_CONFIG");
-                execv(KERF_CLI, argv);
-                _exit(127);
-        }
-        return p;
-}
-
-/* Waits up to ms for pid; its exit status (128+N when killed), -1 on timeout (then killed). */
-static int reap(pid_t p, unsigned ms)
-{
-        int st;
-        for (unsigned w = 0; w <= ms; w += 10) {
-                if (waitpid(p, &st, WNOHANG) == p)
-                        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-                kd_sleep_ms(10);
-        }
-        kill(p, SIGKILL);
-        waitpid(p, NULL, 0);
-        return -1;
-}
-
-static out collect(const char *tag, int code)
-{
-        char f[400];
-        out o = {.code = code};
-        snprintf(f, sizeof(f), "%s/%s.out", K.dir, tag);
-        o.out = slurp(f);
-        snprintf(f, sizeof(f), "%s/%s.err", K.dir, tag);
-        o.err = slurp(f);
-        o.js = json_loads(o.out, 0, NULL);
-        return o;
-}
-
-static out run_v(char **args)
-{
-        pid_t p = spawn("cli", args);
-        int code = reap(p, 60000);
-        if (code < 0)
-                fail_msg("kerf %s did not finish within 60 s", args[0]);
-        return collect("cli", code);
-}
-
-#define kerf(...) run_v((char *[]){__VA_ARGS__, NULL})
 
 /* Waits (bounded) until file <dir>/TAG.SUFFIX holds `needle`. */
 static bool wait_text(const char *tag, const char *suffix, const char *needle, unsigned ms)
@@ -127,29 +56,13 @@ static bool wait_text(const char *tag, const char *suffix, const char *needle, u
         return false;
 }
 
-static void assert_code(const out *o, int code)
-{
-        if (o->code != code)
-                fail_msg("exit %d (expected %d); stderr: %s stdout: %.400s", o->code, code, o->err,
-                         o->out);
-}
-
-/* The exit code must be `code` and stderr exactly one line starting "kerf: ". */
-static void assert_one_error(const out *o, int code)
-{
-        assert_code(o, code);
-        const char *nl = strchr(o->err, '\n');
-        if (strncmp(o->err, "kerf: ", 6) != 0 || !nl || nl[1] != 0)
-                fail_msg("stderr is not one 'kerf: ...' line: [%s]", o->err);
-}
-
 static unsigned long long submit(const char *body)
 {
         return kd_submit(&K, body, NULL);
 }
 
 /* Whether the JSON list of o holds task id. */
-static bool has_id(const out *o, unsigned long long id)
+static bool has_id(const kd_out *o, unsigned long long id)
 {
         size_t i;
         json_t *t, *items = json_is_array(o->js) ? o->js : json_object_get(o->js, "items");
@@ -158,7 +71,7 @@ static bool has_id(const out *o, unsigned long long id)
         return false;
 }
 
-static size_t n_items(const out *o)
+static size_t n_items(const kd_out *o)
 {
         return json_array_size(json_is_array(o->js) ? o->js : json_object_get(o->js, "items"));
 }
@@ -265,8 +178,8 @@ static void test_ls(void **st)
         snprintf(ids[0], 32, "%llu", c2);
 
         /* table: the pending reason, relative times */
-        out o = kerf("ls");
-        assert_code(&o, 0);
+        kd_out o = kerf("ls");
+        kd_cli_assert_code(&o, 0);
         assert_true(!strncmp(o.out, "ID", 2));
         assert_non_null(strstr(o.out, "SUBMITTED"));
         assert_non_null(strstr(o.out, "s ago"));
@@ -277,24 +190,24 @@ static void test_ls(void **st)
         assert_non_null(strstr(row, "pending"));
         if (!strstr(row, "quota"))
                 fail_msg("the pending row has no quota reason: %s", row);
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("ls", "--no-headers");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_true(o.out[0] >= '1' && o.out[0] <= '9');
         assert_null(strstr(o.out, "SUBMITTED"));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("ls", "-o", "wide");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_non_null(strstr(o.out, "PRIO"));
         assert_non_null(strstr(o.out, "TIER"));
         assert_non_null(strstr(o.out, "MEMORY"));
         assert_non_null(strstr(o.out, "COMPUTE"));
         assert_non_null(strstr(o.out, "UNITS"));
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* filters */
         o = kerf("ls", "--tenant", "alice", "-o", "json");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_int_equal(n_items(&o), 2);
         assert_true(has_id(&o, a1) && has_id(&o, a2));
         json_t *it = json_array_get(json_object_get(o.js, "items"), 0);
@@ -303,37 +216,37 @@ static void test_ls(void **st)
         assert_int_equal(strlen(sub), 20);
         assert_int_equal(sub[19], 'Z');
         assert_true(json_is_null(json_object_get(it, "ended")));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--name", "lsa-*");
         assert_int_equal(n_items(&o), 2);
         assert_true(has_id(&o, a1) && has_id(&o, a2));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--queue", "qb");
         assert_int_equal(n_items(&o), 1);
         assert_true(has_id(&o, a2));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--state", "pending,succeeded");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_true(has_id(&o, c2) && has_id(&o, b1));
         assert_false(has_id(&o, a1) || has_id(&o, c1));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--route", "whole");
         assert_true(has_id(&o, c1));
         assert_false(has_id(&o, a1) || has_id(&o, b1));
-        out_fini(&o);
+        kd_out_fini(&o);
         snprintf(ids[1], 32, "%d", gpu);
         o = kerf("--json", "ls", "--gpu", ids[1]);
         assert_true(has_id(&o, c1));
         assert_false(has_id(&o, c2));
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* sort */
         o = kerf("--json", "ls", "--sort", "priority", "-r");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_int_equal(json_integer_value(json_object_get(
                              json_array_get(json_object_get(o.js, "items"), 0), "id")),
                          b1);
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--sort", "name");
         size_t i;
         const char *prev = "";
@@ -343,25 +256,25 @@ static void test_ls(void **st)
                 assert_true(strcmp(prev, nm) <= 0);
                 prev = nm;
         }
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "-r");
         it = json_array_get(json_object_get(o.js, "items"), 0);
         assert_int_equal(json_integer_value(json_object_get(it, "id")), c2);
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* yaml reads back */
         o = kerf("ls", "--tenant", "alice", "-o", "yaml");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         if (!yaml_items(o.out, 2))
                 fail_msg("not the YAML expected: %s", o.out);
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* paging: the hint names the next page; --all pages through */
         o = kerf("--json", "ls");
         size_t total = n_items(&o);
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("ls", "--limit", "2");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         char more[64];
         snprintf(more, sizeof(more), "kerf: %zu more tasks: ", total - 2);
         if (!strstr(o.err, more))
@@ -373,49 +286,49 @@ static void test_ls(void **st)
         char cursor[32];
         snprintf(cursor, sizeof(cursor), "%s", h + strlen("kerf ls --limit 2 --after "));
         cursor[strcspn(cursor, " ")] = 0;
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--limit", "2", "--after", cursor);
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_int_equal(n_items(&o), 2);
         assert_false(has_id(&o, a1));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("--json", "ls", "--limit", "2", "--all");
         assert_int_equal(n_items(&o), total);
-        out_fini(&o);
+        kd_out_fini(&o);
         /* a state list pages too (one request per state, merged in id order) */
         o = kerf("--json", "ls", "--state", "running,succeeded", "--limit", "1");
         assert_int_equal(n_items(&o), 1);
         assert_true(json_is_string(json_object_get(o.js, "next")));
         /* a1, a2, c1 running and b1 succeeded: 3 more after the first */
         assert_int_equal(json_integer_value(json_object_get(o.js, "remaining")), 3);
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* bad input: one line, exit 2 */
         o = kerf("ls", "--state", "sleeping");
-        assert_one_error(&o, 2);
+        kd_cli_assert_one_error(&o, 2);
         assert_non_null(strstr(o.err, "pending"));
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("ls", "-o", "xml");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         o = kerf("ls", "--sort", "size");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         o = kerf("ls", "--gpu", "x");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
 
         /* --watch redraws until Ctrl-C, which exits 0 */
         pid_t p = spawn("watch", (char *[]){"ls", "--watch", "1", NULL});
         kd_sleep_ms(2500);
         kill(p, SIGINT);
-        o = collect("watch", reap(p, 10000));
-        assert_code(&o, 0);
+        o = collect("watch", kd_cli_reap(p, 10000));
+        kd_cli_assert_code(&o, 0);
         char *second = strstr(o.out, "Every 1s");
         assert_non_null(second);
         assert_non_null(strstr(second + 1, "Every 1s"));
         assert_null(strstr(o.out, "\033[")); /* not a terminal: no escape codes */
-        out_fini(&o);
+        kd_out_fini(&o);
 
         unsigned long long mine[] = {a1, a2, c1, c2};
         for (int k = 0; k < 4; k++) {
@@ -434,11 +347,11 @@ static void test_cancel_many(void **st)
         snprintf(a, 32, "%llu", x);
         snprintf(b, 32, "%llu", y);
         snprintf(c, 32, "%llu", z);
-        out o = kerf("cancel", a, b, c);
-        assert_code(&o, 0);
+        kd_out o = kerf("cancel", a, b, c);
+        kd_cli_assert_code(&o, 0);
         assert_non_null(strstr(o.out, a));
         assert_non_null(strstr(o.out, c));
-        out_fini(&o);
+        kd_out_fini(&o);
         json_t *t;
         for (int i = 0; i < 3; i++) {
                 assert_non_null(t = kd_wait_task(&K,
@@ -449,14 +362,14 @@ static void test_cancel_many(void **st)
                 json_decref(t);
         }
         o = kerf("cancel", "999999");
-        assert_one_error(&o, 4);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 4);
+        kd_out_fini(&o);
         o = kerf("cancel", a, "999999"); /* both fail, each on its line */
-        assert_code(&o, 1);
+        kd_cli_assert_code(&o, 1);
         assert_non_null(strstr(o.err, "task 999999"));
         assert_non_null(strstr(o.err, a));
         assert_non_null(strchr(strchr(o.err, '\n') + 1, '\n'));
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* by filter, AND-ed; --dry-run cancels nothing */
         unsigned long long f1 = submit("{\"tenant\": \"bob\", \"name\": \"cf-x\", \"queue\": "
@@ -474,16 +387,16 @@ static void test_cancel_many(void **st)
         }
         o = kerf("cancel", "--queue", "cq", "--name", "cf-x", "--tenant", "bob", "--dry-run",
                  "--json");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_int_equal(n_items(&o), 2);
         assert_true(has_id(&o, f1) && has_id(&o, f2));
-        out_fini(&o);
+        kd_out_fini(&o);
         kd_sleep_ms(300);
         assert_string_equal(state_of(f1), "running");
         assert_string_equal(state_of(f2), "running");
         o = kerf("cancel", "--queue", "cq", "--name", "cf-x", "--tenant", "bob");
-        assert_code(&o, 0);
-        out_fini(&o);
+        kd_cli_assert_code(&o, 0);
+        kd_out_fini(&o);
         assert_non_null(t = kd_wait_task(&K, f1, "cancelled", 15000));
         json_decref(t);
         assert_non_null(t = kd_wait_task(&K, f2, "cancelled", 15000));
@@ -491,23 +404,23 @@ static void test_cancel_many(void **st)
         assert_string_equal(state_of(f3), "running");
         assert_string_equal(state_of(f4), "running");
         o = kerf("cancel", "--name", "no-such-*");
-        assert_one_error(&o, 4);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 4);
+        kd_out_fini(&o);
         o = kerf("cancel");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         o = kerf("cancel", "--grace", "-1", "1");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         o = kerf("cancel", "--signal", "0", "1");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         o = kerf("cancel", "--signal", "SIGBOGUS", "1");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         o = kerf("cancel", "--state", "succeeded");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
         long s;
         char path[64];
         snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", f3);
@@ -525,18 +438,18 @@ static void test_cancel_many(void **st)
         kd_sleep_ms(300); /* the trap is set */
         snprintf(a, 32, "%llu", u);
         o = kerf("cancel", "--signal", "USR1", "--grace", "20", a);
-        assert_code(&o, 0);
-        out_fini(&o);
+        kd_cli_assert_code(&o, 0);
+        kd_out_fini(&o);
         assert_non_null(t = kd_wait_task(&K, u, NULL, 15000));
         assert_string_equal(json_string_value(json_object_get(t, "state")), "cancelled");
         assert_int_equal(json_integer_value(json_object_get(t, "exit_code")), 7);
         json_decref(t);
         o = kerf("logs", a);
         assert_string_equal(o.out, "got\n");
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("audit", "export");
         assert_non_null(strstr(o.out, "signal 10"));
-        out_fini(&o);
+        kd_out_fini(&o);
         snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", f3);
         json_decref(kd_call(&K, "POST", path, NULL, NULL, &dummy_st, NULL));
         snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", f4);
@@ -550,13 +463,13 @@ static void test_run(void **st)
                                            "echo started; sleep 60", NULL});
         assert_true(wait_text("run1", "out", "started", 15000));
         kill(p, SIGINT);
-        out o = collect("run1", reap(p, 20000));
-        assert_code(&o, 130);
+        kd_out o = collect("run1", kd_cli_reap(p, 20000));
+        kd_cli_assert_code(&o, 130);
         const char *idp = strstr(o.err, "kerf: task ");
         assert_non_null(idp);
         unsigned long long id = strtoull(idp + 11, NULL, 10);
         assert_non_null(strstr(o.err, "cancelling"));
-        out_fini(&o);
+        kd_out_fini(&o);
         json_t *t = kd_wait_task(&K, id, NULL, 15000);
         assert_non_null(t);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "cancelled");
@@ -574,8 +487,8 @@ static void test_run(void **st)
         char path[64];
         snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", blk);
         json_decref(kd_call(&K, "POST", path, NULL, NULL, &dummy_st, NULL));
-        o = collect("run2", reap(p, 30000));
-        assert_code(&o, 0);
+        o = collect("run2", kd_cli_reap(p, 30000));
+        kd_cli_assert_code(&o, 0);
         assert_string_equal(o.out, "ran\n");
         /* once per change: the first reason line is not repeated */
         char *pend = strstr(o.err, "pending: ");
@@ -584,43 +497,43 @@ static void test_run(void **st)
         snprintf(line, sizeof(line), "%.*s", (int)(strchr(pend, '\n') - pend + 1), pend);
         assert_non_null(strstr(line, "quota"));
         assert_null(strstr(pend + 1, line));
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* a start that fails says why */
         o = kerf("run", "--tenant", "bob", "--", "/nonexistent/prog");
-        assert_code(&o, 125);
+        kd_cli_assert_code(&o, 125);
         assert_non_null(strstr(o.err, "exec failed"));
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* the caller's directory by default; --no-cwd lets kerfd choose */
         char cwd[1024], want[1100];
         assert_non_null(getcwd(cwd, sizeof(cwd)));
         snprintf(want, sizeof(want), "%s\n", cwd);
         o = kerf("run", "--tenant", "bob", "--", "/bin/pwd");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_string_equal(o.out, want);
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("run", "--no-cwd", "--tenant", "bob", "--", "/bin/pwd");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_string_not_equal(o.out, want);
-        out_fini(&o);
+        kd_out_fini(&o);
 
         /* --export and --env-from-shell copy variables; KERF_* never */
         setenv("LSX_ONE", "hello", 1);
         setenv("LSX_TWO", "world", 1);
         o = kerf("run", "--tenant", "bob", "--export", "LSX_ONE", "--", "/bin/sh", "-c",
                  "echo $LSX_ONE-$LSX_TWO");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_string_equal(o.out, "hello-\n");
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("run", "--tenant", "bob", "--env-from-shell", "--env", "LSX_TWO=mine", "--",
                  "/bin/sh", "-c", "echo $LSX_ONE-$LSX_TWO");
-        assert_code(&o, 0);
+        kd_cli_assert_code(&o, 0);
         assert_string_equal(o.out, "hello-mine\n");
-        out_fini(&o);
+        kd_out_fini(&o);
         o = kerf("run", "--export", "KERF_TOKEN", "--", "/bin/true");
-        assert_one_error(&o, 2);
-        out_fini(&o);
+        kd_cli_assert_one_error(&o, 2);
+        kd_out_fini(&o);
 }
 
 int main(void)
