@@ -83,6 +83,10 @@ int cli_config_load(kerf_client_opts *o, bool *json, const char **node);
 /* The candidate a mistyped `word` most likely meant (a few edits away, or word a prefix of
  * it), or NULL: for "did you mean". */
 const char *cli_nearest(const char *word, const char *const *cands, size_t n);
+/* A getopt_long failure (':' a flag without its value, else an unknown flag) as one error line
+ * naming the verb, with the nearest of `lo`'s long flags suggested; returns KERF_EXIT_USAGE. */
+struct option;
+int cli_bad_flag(const char *verb, int opt, char **argv, const struct option *lo);
 /* --help text for every verb and the exit codes. */
 void cli_usage(FILE *f, const char *verb);
 /* True if argv has -h/--help; prints the verb's help to stdout. */

@@ -144,13 +144,7 @@ int cli_cancel(cli *c, int argc, char **argv)
                         cli_usage(stdout, argv[0]);
                         return 0;
                 default:
-                        if (opt == ':')
-                                cli_err("cancel: %s needs a value (see kerf cancel --help)",
-                                        argv[optind - 1]);
-                        else
-                                cli_err("cancel: unknown flag '%s' (see kerf cancel --help)",
-                                        argv[optind - 1]);
-                        return KERF_EXIT_USAGE;
+                        return cli_bad_flag("cancel", opt, argv, lo);
                 }
         }
         int nids = argc - optind;

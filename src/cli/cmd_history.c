@@ -148,10 +148,7 @@ static int parse(cli *c, int argc, char **argv, hist_opts *o)
                         cli_usage(stdout, argv[0]);
                         return -1;
                 default:
-                        cli_err("history: %s '%s' (see kerf history --help)",
-                                opt == ':' ? "missing value for" : "unknown flag",
-                                argv[optind - 1]);
-                        return KERF_EXIT_USAGE;
+                        return cli_bad_flag("history", opt, argv, lo);
                 }
         }
         if (optind < argc) {

@@ -726,13 +726,7 @@ int cli_ls(cli *c, int argc, char **argv)
                         cli_usage(stdout, argv[0]);
                         return 0;
                 default:
-                        if (opt == ':')
-                                cli_err("ls: %s needs a value (see kerf ls --help)",
-                                        argv[optind - 1]);
-                        else
-                                cli_err("ls: unknown flag '%s' (see kerf ls --help)",
-                                        argv[optind - 1]);
-                        return KERF_EXIT_USAGE;
+                        return cli_bad_flag("ls", opt, argv, lo);
                 }
         }
         if (optind < argc) {

@@ -83,18 +83,6 @@ static bool one_of(const char *flag, const char *s, const char *const *allowed)
         return false;
 }
 
-/* Reports a getopt_long failure ('?' unknown flag, ':' missing value) as one line. */
-static void bad_flag(const char *verb, int opt, char **argv)
-{
-        const char *arg = optind > 0 ? argv[optind - 1] : "";
-        if (opt == ':')
-                cli_err("%s: %s needs a value (see kerf %s --help)", verb, arg, verb);
-        else if (optopt && optopt < 256)
-                cli_err("%s: unknown flag '-%c' (see kerf %s --help)", verb, optopt, verb);
-        else
-                cli_err("%s: unknown flag '%s' (see kerf %s --help)", verb, arg, verb);
-}
-
 /* Parses the submit flags into a JSON request; `--` ends flags, the rest is the command.
  * Returns 0 and the request, or an exit code. */
 static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **ret)
@@ -220,7 +208,7 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
                         json_decref(models);
                         return -1;
                 default:
-                        bad_flag(argv[0], opt, argv);
+                        cli_bad_flag(argv[0], opt, argv, submit_opts);
                         goto usage;
                 }
         }

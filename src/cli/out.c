@@ -2,6 +2,7 @@
 /* out.c - calling kerfd, mapping its answers to exit codes, tables and help; every string from
  * kerfd is escaped before it reaches the terminal (cli_safe) */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,4 +377,30 @@ int cli_take_flag(int argc, char **argv, const char *flag, const char *alias, bo
                 i--;
         }
         return argc;
+}
+
+int cli_bad_flag(const char *verb, int opt, char **argv, const struct option *lo)
+{
+        const char *arg = optind > 0 ? argv[optind - 1] : "";
+        const char *names[64];
+        char buf[64][48], a[64];
+        size_t n = 0;
+        if (opt == ':') {
+                cli_err("%s: %s needs a value (see kerf %s --help)", verb, arg, verb);
+                return KERF_EXIT_USAGE;
+        }
+        if (optopt && optopt < 256) {
+                cli_err("%s: unknown flag '-%c' (see kerf %s --help)", verb, optopt, verb);
+                return KERF_EXIT_USAGE;
+        }
+        for (; lo && lo[n].name && n < 64; n++) {
+                snprintf(buf[n], sizeof(buf[n]), "--%s", lo[n].name);
+                names[n] = buf[n];
+        }
+        snprintf(a, sizeof(a), "%s", arg);
+        a[strcspn(a, "=")] = '\0'; /* --flag=value */
+        const char *near = cli_nearest(a, names, n);
+        cli_err("%s: unknown flag '%s'%s%s%s (see kerf %s --help)", verb, cli_safe(arg),
+                near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", verb);
+        return KERF_EXIT_USAGE;
 }

@@ -133,3 +133,17 @@ void kd_cli_assert_one_error(const kd_out *o, int code)
         if (strncmp(o->err, "kerf: ", 6) != 0 || !nl || nl[1] != 0)
                 fail_msg("stderr is not one 'kerf: ...' line: [%s]", o->err);
 }
+
+unsigned long long kd_cli_submit(kd *k, const char *tenant, const char *cmd)
+{
+        kd_out o = kd_cli_runv(k, NULL, NULL, "--json", "submit", "--tenant", tenant, "--",
+                               "/bin/sh", "-c", cmd, (char *)NULL);
+        kd_cli_assert_code(&o, 0);
+        assert_non_null(o.js);
+        unsigned long long id = (unsigned long long)json_integer_value(json_object_get(o.js, "id"));
+        assert_true(id > 0);
+        assert_string_equal(json_string_value(json_object_get(o.js, "tenant")), tenant);
+        assert_non_null(json_string_value(json_object_get(o.js, "state")));
+        kd_out_fini(&o);
+        return id;
+}

@@ -32,6 +32,9 @@ kd_out kd_cli_run(kd *k, const char *sock, const char *token, char *const *args)
 /* The same with the arguments as a NULL-terminated list. */
 kd_out kd_cli_runv(kd *k, const char *sock, const char *token, ...);
 
+/* `kerf --json submit --tenant TENANT -- /bin/sh -c CMD` must succeed: the new task's id. */
+unsigned long long kd_cli_submit(kd *k, const char *tenant, const char *cmd);
+
 /* The exit code must be `code` (the test fails with both outputs otherwise). */
 void kd_cli_assert_code(const kd_out *o, int code);
 /* ... and stderr exactly one line starting "kerf: ". */

@@ -66,18 +66,19 @@ static size_t on_data(char *d, size_t sz, size_t nm, void *ud)
         return l;
 }
 
-json_t *kd_call(kd *k, const char *method, const char *path, const char *body, const char *token,
-                long *status, char **raw)
+/* METHOD url over the Unix socket `sock` (NULL: plain TCP to the url's host) */
+static json_t *call(const char *sock, const char *url, const char *method, const char *body,
+                    const char *token, long *status, char **raw)
 {
         CURL *c = curl_easy_init();
         struct curl_slist *h = NULL;
-        char url[1024], auth[256];
+        char auth[256];
         buf b = {0};
         json_t *j = NULL;
         CURLcode rc;
 
-        snprintf(url, sizeof(url), "http://kerfd%s", path);
-        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, k->sock);
+        if (sock)
+                curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
@@ -106,6 +107,22 @@ json_t *kd_call(kd *k, const char *method, const char *path, const char *body, c
         else
                 free(b.p);
         return j;
+}
+
+json_t *kd_call(kd *k, const char *method, const char *path, const char *body, const char *token,
+                long *status, char **raw)
+{
+        char url[1024];
+        snprintf(url, sizeof(url), "http://kerfd%s", path);
+        return call(k->sock, url, method, body, token, status, raw);
+}
+
+json_t *kd_call_tcp(unsigned port, const char *method, const char *path, const char *body,
+                    const char *token, long *status, char **raw)
+{
+        char url[1024];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+        return call(NULL, url, method, body, token, status, raw);
 }
 
 void kd_start(kd *k)

@@ -41,6 +41,9 @@ void kd_cleanup(kd *k);
  * raw (may be NULL) receives the body text (free()). */
 json_t *kd_call(kd *k, const char *method, const char *path, const char *body, const char *token,
                 long *status, char **raw);
+/* The same over loopback TCP to 127.0.0.1:port (no identity but the token). */
+json_t *kd_call_tcp(unsigned port, const char *method, const char *path, const char *body,
+                    const char *token, long *status, char **raw);
 /* Polls GET /v1/tasks/ID until state is `state` (or any ended state when state is NULL);
  * returns the task (caller decrefs) or NULL after timeout_ms. */
 json_t *kd_wait_task(kd *k, unsigned long long id, const char *state, unsigned timeout_ms);

@@ -32,18 +32,7 @@ static void assert_ok(const kd_out *o)
         kd_cli_assert_code(o, 0);
 }
 
-static unsigned long long submit_json(const char *tenant, const char *cmd)
-{
-        kd_out o = kerf("--json", "submit", "--tenant", tenant, "--", "/bin/sh", "-c", cmd);
-        assert_ok(&o);
-        assert_non_null(o.js);
-        unsigned long long id = (unsigned long long)json_integer_value(json_object_get(o.js, "id"));
-        assert_true(id > 0);
-        assert_string_equal(json_string_value(json_object_get(o.js, "tenant")), tenant);
-        assert_non_null(json_string_value(json_object_get(o.js, "state")));
-        kd_out_fini(&o);
-        return id;
-}
+#define submit_json(tenant, cmd) kd_cli_submit(&K, tenant, cmd)
 
 static int setup(void **st)
 {

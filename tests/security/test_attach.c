@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "common.h"
 
 static kd K;
@@ -116,34 +114,13 @@ static void test_once_per_process(void **st)
         reap(c);
 }
 
-static size_t sink(char *d, size_t sz, size_t nm, void *ud)
-{
-        (void)d;
-        (void)ud;
-        return sz * nm;
-}
-
 /* POST /v1/attach over loopback TCP with a token: no peer credentials there. */
 static long attach_tcp(unsigned port, const char *tok, pid_t pid)
 {
-        CURL *c = curl_easy_init();
-        struct curl_slist *h = NULL;
-        char url[128], auth[256], body[128];
+        char body[128];
         long st = 0;
-        snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/attach", port);
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", tok);
         snprintf(body, sizeof(body), "{\"pid\":%d,\"lease_s\":60}", (int)pid);
-        h = curl_slist_append(h, auth);
-        h = curl_slist_append(h, "Content-Type: application/json");
-        curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
-        if (curl_easy_perform(c) == CURLE_OK)
-                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);
-        curl_slist_free_all(h);
-        curl_easy_cleanup(c);
+        json_decref(kd_call_tcp(port, "POST", "/v1/attach", body, tok, &st, NULL));
         return st;
 }
 
