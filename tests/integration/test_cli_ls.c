@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -505,10 +506,16 @@ static void test_run(void **st)
         assert_non_null(strstr(o.err, "exec failed"));
         kd_out_fini(&o);
 
-        /* the caller's directory by default; --no-cwd lets kerfd choose */
-        char cwd[1024], want[1100];
-        assert_non_null(getcwd(cwd, sizeof(cwd)));
-        snprintf(want, sizeof(want), "%s\n", cwd);
+        /* the caller's directory by default when any uid can enter it (the task's uid need not
+         * be the caller's); a private one (0700) is not passed; --no-cwd lets kerfd choose */
+        char old[1024], open_dir[] = "/tmp/kerf-cwd-XXXXXX", priv[] = "/tmp/kerf-cwd-XXXXXX";
+        char want[1100];
+        assert_non_null(getcwd(old, sizeof(old)));
+        assert_non_null(mkdtemp(open_dir));
+        assert_int_equal(chmod(open_dir, 0755), 0);
+        assert_non_null(mkdtemp(priv)); /* 0700 */
+        snprintf(want, sizeof(want), "%s\n", open_dir);
+        assert_int_equal(chdir(open_dir), 0);
         o = kerf("run", "--tenant", "bob", "--", "/bin/pwd");
         kd_cli_assert_code(&o, 0);
         assert_string_equal(o.out, want);
@@ -517,6 +524,15 @@ static void test_run(void **st)
         kd_cli_assert_code(&o, 0);
         assert_string_not_equal(o.out, want);
         kd_out_fini(&o);
+        snprintf(want, sizeof(want), "%s\n", priv);
+        assert_int_equal(chdir(priv), 0);
+        o = kerf("run", "--tenant", "bob", "--", "/bin/pwd");
+        kd_cli_assert_code(&o, 0);
+        assert_string_not_equal(o.out, want);
+        kd_out_fini(&o);
+        assert_int_equal(chdir(old), 0);
+        rmdir(open_dir);
+        rmdir(priv);
 
         /* --export and --env-from-shell copy variables; KERF_* never */
         setenv("LSX_ONE", "hello", 1);
