@@ -146,7 +146,8 @@ void kerf__reserve(kerf_sched *s, squeue *q, stask *head)
                 }
         /* not bf_buf: kerf__backfill walks its candidates there while it calls this */
         stask **run = s->rv_buf;
-        qsort(run, n, sizeof(*run), end_cmp);
+        if (n)
+                qsort(run, n, sizeof(*run), end_cmp);
         size_t nb = 0;
         while (nb < n && run[nb]->max_runtime > 0)
                 nb++;

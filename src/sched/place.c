@@ -608,8 +608,9 @@ kerf_why kerf__place(kerf_sched *s, stask *t, splan *plan, sdetail *d, kerf_expl
         kerf_why first = KERF_WHY_NO_FIT;
         sdetail rd;
         bool have_first = false;
-        if (d)
-                d->any_cohort = false;
+        /* *d is defined on every return, a placement that fits included (MSG_NONE): explain
+         * formats it whatever the outcome */
+        kerf__detail(d, MSG_NONE);
 
         for (unsigned i = 0; i < n; i++) {
                 if (ex) {
