@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "kerf/units.h"
+#include "u64map.h"
 
 #define HIST_PAGE      1000
 #define HIST_MAX_TASKS 1000000 /* a bound on what one command pulls from kerfd */
@@ -220,6 +221,24 @@ static int collect(cli *c, const hist_opts *o, json_t *rows)
                 goto out;
         size_t i, r;
         json_t *t, *run;
+        /* each task's runs, found in one pass over the runs (ids are > 0: key 0 is the map's) */
+        kerf_u64map by_task;
+        json_t *lists = json_array(); /* owns the per-task arrays */
+        kerf_u64map_init(&by_task);
+        json_array_foreach(runs, r, run)
+        {
+                int64_t id = geti(run, "task");
+                json_t *l = id > 0 ? kerf_u64map_get(&by_task, (uint64_t)id) : NULL;
+                if (id <= 0)
+                        continue;
+                if (!l && ((l = json_array()) == NULL || json_array_append_new(lists, l) < 0 ||
+                           kerf_u64map_put(&by_task, (uint64_t)id, l) < 0)) {
+                        cli_err("history: out of memory");
+                        ex = KERF_EXIT_REFUSED;
+                        goto out_map;
+                }
+                json_array_append(l, run);
+        }
         json_array_foreach(tasks, i, t)
         {
                 int64_t ended = geti(t, "ended_ms"), started = geti(t, "started_ms");
@@ -234,10 +253,9 @@ static int collect(cli *c, const hist_opts *o, json_t *rows)
                 double granted = 0, used = 0;
                 bool measured = true;
                 unsigned nruns = 0;
-                json_array_foreach(runs, r, run)
+                json_t *mine = kerf_u64map_get(&by_task, (uint64_t)geti(t, "id"));
+                json_array_foreach(mine, r, run)
                 {
-                        if (geti(run, "task") != geti(t, "id"))
-                                continue;
                         int64_t a = geti(run, "started_ms"), b = geti(run, "ended_ms");
                         json_t *un = json_object_get(run, "used_ns");
                         if (b < 0)
@@ -269,7 +287,7 @@ static int collect(cli *c, const hist_opts *o, json_t *rows)
                 if (!row) {
                         cli_err("history: out of memory");
                         ex = KERF_EXIT_REFUSED;
-                        goto out;
+                        goto out_map;
                 }
                 if (json_is_integer(sig) && json_integer_value(sig) > 0)
                         json_object_set(row, "signal", sig);
@@ -277,6 +295,9 @@ static int collect(cli *c, const hist_opts *o, json_t *rows)
                 if ((long long)json_array_size(rows) >= o->limit)
                         break;
         }
+out_map:
+        kerf_u64map_fini(&by_task);
+        json_decref(lists);
 out:
         json_decref(tasks);
         json_decref(runs);

@@ -13,18 +13,17 @@
 #include "kerf/core.h"
 #include "kerf/errno.h"
 
-#define DAY_S        86400ull
-#define MAX_AGE_S    (36500ull * DAY_S) /* 100 years */
-#define MIN_LOG_CAP  4096ull            /* room for the marker line (retention.c) */
-#define MAX_INTERVAL (30ull * DAY_S)
+#define MAX_AGE_S    (36500ull * KERF_DAY_S) /* 100 years */
+#define MIN_LOG_CAP  4096ull                 /* room for the marker line (retention.c) */
+#define MAX_INTERVAL (30ull * KERF_DAY_S)
 
 void kerfd_retention_defaults(kerfd_retention_cfg *ret)
 {
-        ret->logs_after_s = 7 * DAY_S;
-        ret->work_dirs_after_s = DAY_S;
+        ret->logs_after_s = 7 * KERF_DAY_S;
+        ret->work_dirs_after_s = KERF_DAY_S;
         ret->tasks_after_s = 0;
         ret->interval_s = 3600;
-        ret->max_log_bytes = 1ull << 30;
+        ret->max_log_bytes = KERF_GIB;
 }
 
 /* A duration by the one rule (docs/UNITS.md); 0 written "0" (never / no timed pass). */
