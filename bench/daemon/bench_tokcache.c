@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_tokcache.c - what verifying a bearer token costs: the store's verify (a keyed BLAKE2b
  * and an indexed SQLite read: what ran under kerfd's mutex before issue 8 D4) against the token
- * cache kerfd now consults before the mutex (src/daemon/tokcache.c), hit and miss.
+ * cache kerfd now consults before the mutex (src/daemon/api/tokcache.c), hit and miss.
  * usage: bench_tokcache [--seconds S] [--tokens N]; prints ns per verify and verifies/s. */
 #include <stdio.h>
 #include <stdlib.h>

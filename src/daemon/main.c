@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "http.h"
-#include "internal.h"
+#include "node.h"
 #include "uidcache.h"
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "node.h"
 
 __attribute__((weak)) void kerfd_log(const char *level, const char *fmt, ...)
 {

@@ -15,7 +15,7 @@
 
 #include "config.h"
 #include "http.h"
-#include "internal.h"
+#include "node.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_routes.c - walks kerfd's route table (src/daemon/routes.def) against a live kerfd: a
+/* test_routes.c - walks kerfd's route table (src/daemon/api/routes.def) against a live kerfd: a
  * wrong method is 405 with Allow, an unknown path 404, an admin route 403 to a tenant's token,
  * a public route answers without identity and no other does; and docs/API.md lists exactly the
  * table's routes. Then the token cache (tokcache.c): a revoked token is refused on the very
@@ -317,7 +317,7 @@ static void test_docs(void **st)
         assert_int_equal(bad, 0);
 }
 
-/* D4: tokens are verified before the daemon mutex through a cache (src/daemon/tokcache.c);
+/* D4: tokens are verified before the daemon mutex through a cache (src/daemon/api/tokcache.c);
  * revoking one takes effect on the very next request, cached or not. */
 static void test_revoke_next_request(void **st)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_tokcache.c - the token cache (src/daemon/tokcache.c) over a real store: a valid token is
+/* test_tokcache.c - the token cache (src/daemon/api/tokcache.c) over a real store: a valid token is
  * answered from the cache after its first verify; revocation, token and tenant deletion take
  * effect at once through kerfd__tokcache_invalidate, and an entry expires after its TTL;
  * wrong tokens are never kept and the cache never holds more than KERFD_TOKCACHE_SLOTS. */

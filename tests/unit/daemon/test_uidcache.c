@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_uidcache.c - the admin cache (src/daemon/uidcache.c): a uid added to group kerf is an
+/* test_uidcache.c - the admin cache (src/daemon/config/uidcache.c): a uid added to group kerf is an
  * admin within the TTL, a removed one stops being one; under n->mu (may_block false) a stale
  * answer stands until the refresh, and a uid nobody warmed is counted */
 #include <setjmp.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "internal.h"
+#include "node.h"
 
 static json_t *str_or_null(const char *s)
 {

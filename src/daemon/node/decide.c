@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 
 static void set_reason(dtask *t, const kerf_reason *why)

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf_cdi.h"
 
 #define NVIDIA_MAJOR 195 /* nvidia-frontend: /dev/nvidiaN (minor N), /dev/nvidiactl (255) */

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 #include "simstate.h"
 

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 
 typedef struct kerfd_launch {

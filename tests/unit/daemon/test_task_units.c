@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "node.h"
 
 static kerfd_node node;
 static kerf_node_desc fleet_nodes[1] = {{.name = "n0", .first_gpu = 0, .n_gpus = 1}};

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "simstate.h"
 #include "uidcache.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "internal.h"
+#include "node.h"
 #include "kerf/slice_abi.h"
 
 /* ---- the fraction of one GPU a unit grants ------------------------------------------------ */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "internal.h"
+#include "node.h"
 
 #define NV_MAJOR       195 /* /dev/nvidiaN and /dev/nvidiactl: fixed by the NVIDIA driver */
 #define NVCTL_MINOR    255

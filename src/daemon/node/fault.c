@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 
 /*

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 
 static const char *const staged[] = {"libkerf-cuda.so", "libcuda.so.1", "libnvidia-ml.so.1"};
 /* programs next to kerfd's binary that tasks run (docs/POC.md): staged 0755 */

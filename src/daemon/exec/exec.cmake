@@ -1,4 +1,4 @@
-# src/daemon/exec.cmake - the executor and device fencing library, and kerf-supervise (the
+# src/daemon/exec/exec.cmake - the executor and device fencing library, and kerf-supervise (the
 # per-task supervisor, installed beside kerfd) (included by src/daemon and tests/unit/exec)
 if(NOT TARGET kerf_exec)
   add_library(kerf_exec STATIC

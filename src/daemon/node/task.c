@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/slice_abi.h"
 #include "kerf/errno.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 
 typedef struct kerfd_migop {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "internal.h"
+#include "node.h"
 
 /* One request, as the API handlers see it. */
 typedef struct kreq {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "uidcache.h"
 #include "kerf/errno.h"
 

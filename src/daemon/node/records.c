@@ -14,7 +14,7 @@
 
 #include "api.h"
 #include "http.h"
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 
 enum {

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 #include "kerf/slice_abi.h"
 #include "slicectl.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* internal.h - kerfd's shared types: the node controller and its live task records */
+/* node.h - the node controller: kerfd_node, its live task records (dtask) and the calls every part
+ * of kerfd makes into it (api/, exec/ and config/ have their own headers) */
 #ifndef KERFD_INTERNAL_H
 #define KERFD_INTERNAL_H
 

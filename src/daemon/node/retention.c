@@ -15,7 +15,7 @@
 
 #include "api.h"
 #include "http.h"
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 
 #define GC_BATCH     1000u  /* rows read per store query */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node.h"
 #include "kerf/errno.h"
 #include "kerf/slice_abi.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node.h"
 
 /* A user or account name as Slurm and POSIX spell them: 1..64 printable ASCII characters
  * without spaces, quotes or a backslash (it is quoted into an audit reason). */
