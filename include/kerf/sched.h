@@ -130,6 +130,10 @@ typedef struct kerf_request {
          * (n_gpu_pins == gpus, or 1 for a one-GPU task). */
         unsigned n_gpu_pins;
         unsigned gpu_pins[KERF_MAX_TASK_GPUS];
+        /* A MIG task on exactly this MIG instance (its kerf_unit_info.id): the instance a
+         * launcher such as Slurm counted. Implies route mig and the instance's profile; the task
+         * waits while the instance is busy and is never given another; 0 = any instance. */
+        uint64_t mig_unit_pin;
         int priority; /* higher runs first; -1000..1000 */
         bool preemptible;
         uint64_t max_runtime_s; /* enforced by the executor; backfill counts on it; 0 = none */

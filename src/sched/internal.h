@@ -119,6 +119,7 @@ typedef enum smsg {
         MSG_MIG_NONE,         /* - */
         MSG_MIG_NODE,         /* - */
         MSG_MIG_FRAGMENTED,   /* a = reconfiguration on */
+        MSG_MIG_PIN,          /* a = the pinned MIG unit, b = its holder task (0: gone) */
         MSG_UNKNOWN_ROUTE,    /* - */
         MSG_QUOTA,            /* tenant, res, a = would use, b = nominal */
         MSG_QUOTA_BORROW,     /* tenant, res, a = would use, b = nominal, c = borrow limit */
@@ -176,6 +177,7 @@ typedef struct stask {
         unsigned compute, limit;
         uint64_t cpu, hmem, model_mask;
         unsigned n_pins, pins[KERF_MAX_TASK_GPUS]; /* kerf_request.gpu_pins */
+        uint64_t mig_pin;                          /* kerf_request.mig_unit_pin */
         int prio;
         bool preemptible;
         uint64_t max_runtime, idle_timeout;

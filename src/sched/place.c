@@ -413,6 +413,33 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, sdetai
         const kerf_mig_profile *best_prof = NULL;
         bool any = false, node_short = false;
 
+        if (t->mig_pin) { /* that instance or none: never another, never a new one */
+                sunit *u = kerf_u64map_get(&s->units, t->mig_pin);
+                memset(plan, 0, sizeof(*plan));
+                plan->route = KERF_UNIT_MIG;
+                plan->n = 1;
+                if (!u || u->kind != KERF_UNIT_MIG || s->gpus[u->gpu].faulted ||
+                    (only >= 0 && (unsigned)only != u->gpu) || !mig_idle(s, u)) {
+                        sdetail *x = kerf__detail(d, MSG_MIG_PIN);
+                        if (x) {
+                                x->a = t->mig_pin;
+                                x->b = u && u->kind == KERF_UNIT_MIG && !s->gpus[u->gpu].faulted &&
+                                               u->task
+                                           ? u->task->id
+                                           : 0;
+                        }
+                        return KERF_WHY_NO_FIT;
+                }
+                if (!node_ok(s, t, s->gpus[u->gpu].d->node)) {
+                        kerf__detail(d, MSG_MIG_NODE);
+                        return KERF_WHY_NODE_RESOURCES;
+                }
+                plan->gpus[0] = u->gpu;
+                plan->prof = u->prof;
+                plan->reuse = u;
+                plan->start = u->start;
+                goto done;
+        }
         for (size_t i = 0; i < s->n_gpus; i++) {
                 sgpu *g = &s->gpus[i];
                 if (only >= 0 && (size_t)only != i)

@@ -107,6 +107,14 @@ static void detail_words(const kerf_sched *s, const sdetail *d, char *buf, size_
                 snprintf(buf, len, "no free MIG placement for the profile%s",
                          a ? " and no idle instances to reclaim" : "");
                 break;
+        case MSG_MIG_PIN:
+                if (b)
+                        snprintf(buf, len,
+                                 "the named MIG instance (unit %llu) is held by task %llu", a, b);
+                else
+                        snprintf(buf, len, "the named MIG instance (unit %llu) is gone or faulted",
+                                 a);
+                break;
         case MSG_UNKNOWN_ROUTE:
                 snprintf(buf, len, "unknown route");
                 break;

@@ -365,6 +365,24 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
                                         BAD("gpu pins: GPU %u named twice", r->gpu_pins[i]);
                 }
         }
+        const sunit *pin = NULL;
+        if (r->mig_unit_pin) {
+                pin = kerf_u64map_get(&s->units, r->mig_unit_pin);
+                if (!pin || pin->kind != KERF_UNIT_MIG)
+                        BAD("mig unit pin: there is no MIG instance %llu",
+                            (unsigned long long)r->mig_unit_pin);
+                if (r->route >= 0 && r->route != KERF_UNIT_MIG)
+                        BAD("mig unit pin: a MIG instance named for a route %s task",
+                            kerf_unit_kind_name((kerf_unit_kind)r->route));
+                if (n != 1)
+                        BAD("mig unit pin: a MIG instance is one unit; %u GPUs requested", n);
+                if (r->n_gpu_pins && r->gpu_pins[0] != pin->gpu)
+                        BAD("mig unit pin: instance %llu is on GPU %u, not on the named GPU %u",
+                            (unsigned long long)r->mig_unit_pin, pin->gpu, r->gpu_pins[0]);
+                if (r->mig_profile && strcmp(r->mig_profile, pin->prof->name) != 0)
+                        BAD("mig unit pin: instance %llu is a %s, not a %s",
+                            (unsigned long long)r->mig_unit_pin, pin->prof->name, r->mig_profile);
+        }
         if (r->mem_permille && r->mem_bytes)
                 BAD("mem_bytes and mem_permille: give one, not both");
         if (r->priority < -1000 || r->priority > 1000)
@@ -392,9 +410,11 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
         t->tenant = ten;
         t->wl = r->workload;
         t->tier = r->tier;
-        t->route_req = r->mig_profile ? KERF_UNIT_MIG : r->route;
-        if (r->mig_profile)
-                snprintf(t->mig_name, sizeof(t->mig_name), "%s", r->mig_profile);
+        t->route_req = r->mig_profile || pin ? KERF_UNIT_MIG : r->route;
+        if (r->mig_profile || pin)
+                snprintf(t->mig_name, sizeof(t->mig_name), "%s",
+                         r->mig_profile ? r->mig_profile : pin->prof->name);
+        t->mig_pin = r->mig_unit_pin;
         t->ngpus = n;
         t->mem_req = r->mem_bytes;
         t->mem_permille = r->mem_permille;

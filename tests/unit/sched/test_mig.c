@@ -414,6 +414,63 @@ static void layout_old_failure(void **state)
         kerf_sched_free(s);
 }
 
+/* A launcher (Slurm) names the MIG instance it counted: the task gets exactly that one, waits
+ * while it is busy (another free instance of the same profile is not taken, none is created),
+ * and a request naming an instance that is not there or does not match is refused. */
+static void pinned_instance(void **state)
+{
+        (void)state;
+        kerf_sched *s = setup(2, 1);
+        uint64_t u1 = 0, u2 = 0;
+        kerf_decision d[DEC_MAX];
+        kerf_reason why;
+        uint64_t id = 0;
+        assert_int_equal(kerf_sched_mig_adopt(s, 0, P_1G, 6, &u1), 0);
+        assert_int_equal(kerf_sched_mig_adopt(s, 0, P_1G, 5, &u2), 0);
+
+        kerf_request r = req("acme", KERF_WL_INFERENCE, KERF_TIER_HIGH);
+        r.mig_unit_pin = u2; /* the profile and route follow the instance */
+        uint64_t a = submit_ok(s, &r);
+        size_t n = step_all(s, d, DEC_MAX);
+        assert_non_null(dec_find(d, n, KERF_DEC_START, a));
+        assert_int_equal(task_info(s, a).units[0], u2);
+        assert_int_equal(task_info(s, a).route, KERF_UNIT_MIG);
+
+        /* the same instance again: waits although u1 is free, and says who holds it */
+        uint64_t b = submit_ok(s, &r);
+        n = step_all(s, d, DEC_MAX);
+        assert_null(dec_find(d, n, KERF_DEC_START, b));
+        assert_null(dec_find(d, n, KERF_DEC_MIG_CREATE, b));
+        kerf_task_info bi = task_info(s, b);
+        assert_int_equal(bi.state, KERF_TASK_PENDING);
+        assert_non_null(strstr(bi.reason.text, "held by task"));
+        assert_int_equal(unit_info_of(s, u1).state, KERF_UNIT_READY);
+        /* freed: b takes it */
+        assert_int_equal(kerf_sched_finish(s, a), 0);
+        n = step_all(s, d, DEC_MAX);
+        assert_non_null(dec_find(d, n, KERF_DEC_START, b));
+        assert_int_equal(task_info(s, b).units[0], u2);
+
+        /* refusals */
+        r.mig_unit_pin = 999999;
+        assert_int_equal(kerf_sched_submit(s, &r, &id, &why), -EINVAL);
+        assert_non_null(strstr(why.text, "no MIG instance 999999"));
+        r.mig_unit_pin = u1;
+        r.mig_profile = "2g.35gb";
+        assert_int_equal(kerf_sched_submit(s, &r, &id, &why), -EINVAL);
+        assert_non_null(strstr(why.text, "is a 1g.18gb, not a 2g.35gb"));
+        r.mig_profile = NULL;
+        r.n_gpu_pins = 1;
+        r.gpu_pins[0] = 1;
+        assert_int_equal(kerf_sched_submit(s, &r, &id, &why), -EINVAL);
+        assert_non_null(strstr(why.text, "not on the named GPU 1"));
+        r.n_gpu_pins = 0;
+        r.route = KERF_UNIT_SLICE;
+        assert_int_equal(kerf_sched_submit(s, &r, &id, &why), -EINVAL);
+        check_ok(s);
+        kerf_sched_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -427,6 +484,7 @@ int main(void)
             cmocka_unit_test(max_count_on_create),
             cmocka_unit_test(layout_sequences),
             cmocka_unit_test(layout_old_failure),
+            cmocka_unit_test(pinned_instance),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
