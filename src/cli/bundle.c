@@ -649,8 +649,7 @@ static int report(const char *dir, vnode *vs, size_t n, size_t records, json_t *
                 printf("bundle %s intact: %zu nodes, %zu records\n", cli_safe(dir), nodes, records);
         else
                 printf("bundle %s does NOT verify:%s%s%s%s%s\n", cli_safe(dir),
-                       failed[0] ? " FAIL " : "", failed,
-                       !ok && !failed[0] ? " FAIL bundle files" : "",
+                       failed[0] ? " FAIL " : "", failed, !ok && !failed[0] ? " FAIL bundle" : "",
                        partial ? "; PARTIAL, not exported: " : "", missing);
         return ok && !partial ? 0 : KERF_EXIT_REFUSED;
 }
