@@ -1,35 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_audit.c - kerf audit checkpoint / verify --against / verify --in: the chain anchored
- * outside kerfd's database (docs/STATE.md "Checkpoints") */
+/* cmd_audit.c - kerf audit checkpoint / verify --against / verify --in / verify --bundle: the
+ * chain anchored outside kerfd's database (docs/STATE.md "Checkpoints"); the bundle of a cluster
+ * export is checked by bundle.c */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "cli.h"
 #include "kerf/store.h"
-
-static char *read_all(const char *path)
-{
-        FILE *f = fopen(path, "re");
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m;
-        int ch;
-
-        if (!f)
-                return NULL;
-        m = open_memstream(&buf, &len);
-        if (!m) {
-                fclose(f);
-                return NULL;
-        }
-        while ((ch = fgetc(f)) != EOF)
-                fputc(ch, m);
-        fclose(f);
-        fclose(m);
-        return buf;
-}
 
 /* --key: 64 hex digits, or a file holding them (kerfd's <state>/audit.pub). */
 static int load_pub(const char *arg, char pub[KERF_STORE_PK_HEX])
@@ -40,7 +20,7 @@ static int load_pub(const char *arg, char pub[KERF_STORE_PK_HEX])
 
         if (strlen(arg) != KERF_STORE_PK_HEX - 1 ||
             strspn(arg, "0123456789abcdef") != KERF_STORE_PK_HEX - 1) {
-                if (!(text = read_all(arg))) {
+                if (!(text = cli_file_read(arg, NULL))) {
                         cli_err("--key %s: %s", arg, strerror(errno));
                         return KERF_EXIT_USAGE;
                 }
@@ -104,7 +84,7 @@ static int checkpoint(cli *c, int argc, char **argv)
 /* The last non-empty line of a checkpoint file (an --append log holds one per line). */
 static int load_checkpoint(const char *path, const char *pub, kerf_store_checkpoint *cp)
 {
-        char *text = read_all(path), *last = NULL, err[256];
+        char *text = cli_file_read(path, NULL), *last = NULL, err[256];
         int r;
 
         if (!text) {
@@ -153,7 +133,7 @@ static int report(cli *c, const kerf_store_audit_report *rep, const kerf_store_c
 
 static int verify(cli *c, int argc, char **argv)
 {
-        const char *in = NULL, *against = NULL, *key = NULL;
+        const char *in = NULL, *against = NULL, *key = NULL, *bundle = NULL;
         kerf_store_checkpoint cp;
         kerf_store_audit_report rep;
         char pub[KERF_STORE_PK_HEX];
@@ -168,12 +148,23 @@ static int verify(cli *c, int argc, char **argv)
                         against = argv[++i];
                 else if (!strcmp(argv[i], "--key") && i + 1 < argc)
                         key = argv[++i];
+                else if (!strcmp(argv[i], "--bundle") && i + 1 < argc)
+                        bundle = argv[++i];
                 else {
                         cli_err("audit verify: expected [--in EXPORT] [--against CHECKPOINT] "
-                                "[--key PUBLIC_KEY]");
+                                "[--key PUBLIC_KEY] or --bundle DIR");
                         return KERF_EXIT_USAGE;
                 }
         }
+        if (bundle && (in || against || key)) {
+                /* each node signs with its own key: pin one with --in/--against/--key */
+                cli_err("audit verify --bundle DIR takes no --in, --against or --key (one node: "
+                        "kerf audit verify --in DIR/NODE/audit.jsonl --against "
+                        "DIR/NODE/checkpoint.json --key PUB)");
+                return KERF_EXIT_USAGE;
+        }
+        if (bundle)
+                return cli_bundle_verify(bundle, c->json);
         if (key && (ex = load_pub(key, pub)))
                 return ex;
         if (against && (ex = load_checkpoint(against, key ? pub : NULL, &cp)))

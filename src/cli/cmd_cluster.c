@@ -8,6 +8,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "bundle.h"
 #include "cli.h"
 #include "kerf/core.h"
 
@@ -306,14 +307,26 @@ static int list_view(view v, bool json)
 
 /* One directory per node: checkpoint.json (taken first), audit.jsonl (holds the checkpointed
  * record), node.json (which node and endpoint, when): each verifies on its own with
- * kerf audit verify --in DIR/NODE/audit.jsonl --against DIR/NODE/checkpoint.json. */
+ * kerf audit verify --in DIR/NODE/audit.jsonl --against DIR/NODE/checkpoint.json. Then the
+ * merged bundle over them (bundle.c): DIR/merged.jsonl and DIR/manifest.json, which lists a
+ * node that failed with its reason; kerf audit verify --bundle DIR checks it whole. */
 static int audit_export(const char *dir, bool json)
 {
         int ex = 0;
         json_t *sum = json_array();
+        cli_bundle_node *bn = calloc(n_nodes, sizeof(*bn));
+        char err[4600];
+        size_t merged = 0;
+
+        if (!bn) {
+                cli_err("cluster audit export: out of memory");
+                json_decref(sum);
+                return KERF_EXIT_REFUSED;
+        }
         if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
                 cli_err("cluster audit export: %s: %s", dir, strerror(errno));
                 json_decref(sum);
+                free(bn);
                 return KERF_EXIT_USAGE;
         }
         for (size_t i = 0; i < n_nodes; i++) {
@@ -321,6 +334,10 @@ static int audit_export(const char *dir, bool json)
                 char *cp = NULL, *body = NULL;
                 FILE *f;
                 int r;
+                snprintf(bn[i].name, sizeof(bn[i].name), "%s", nodes[i].name);
+                snprintf(bn[i].endpoint, sizeof(bn[i].endpoint), "%s",
+                         nodes[i].socket[0] ? nodes[i].socket : nodes[i].url);
+                bn[i].exported_s = (long long)time(NULL);
                 snprintf(nd, sizeof(nd), "%s/%s", dir, nodes[i].name);
                 if (mkdir(nd, 0755) < 0 && errno != EEXIST) {
                         snprintf(why, sizeof(why), "%s: %s", nd, strerror(errno));
@@ -341,8 +358,7 @@ static int audit_export(const char *dir, bool json)
                         snprintf(meta, sizeof(meta),
                                  "{\"node\": \"%s\", \"endpoint\": \"%s\", \"exported_s\": "
                                  "%lld}\n",
-                                 nodes[i].name, nodes[i].socket[0] ? nodes[i].socket : nodes[i].url,
-                                 (long long)time(NULL));
+                                 bn[i].name, bn[i].endpoint, bn[i].exported_s);
                         len = strlen(txt ? txt : "");
                         snprintf(p, sizeof(p), "%s/%s", nd, nm[k]);
                         f = fopen(p, "we");
@@ -355,26 +371,43 @@ static int audit_export(const char *dir, bool json)
                 }
                 free(cp);
                 free(body);
-                if (r) {
+                if (r)
+                        snprintf(bn[i].error, sizeof(bn[i].error), "%s", why);
+        }
+        /* the bundle reads each node's files back: one it cannot use is listed as failed */
+        if (cli_bundle_write(dir, bn, n_nodes, &merged, err, sizeof(err)) < 0) {
+                cli_err("cluster audit export: %s", err);
+                ex = KERF_EXIT_REFUSED;
+        }
+        for (size_t i = 0; i < n_nodes; i++) {
+                char nd[4400];
+                snprintf(nd, sizeof(nd), "%s/%s", dir, bn[i].name);
+                if (bn[i].error[0]) {
                         ex = KERF_EXIT_REFUSED;
                         if (!json)
-                                printf("%s: %s\n", nodes[i].name, cli_safe(why));
-                        json_array_append_new(sum, json_pack("{s:s, s:b, s:s}", "node",
-                                                             nodes[i].name, "ok", 0, "error", why));
+                                printf("%s: %s\n", bn[i].name, cli_safe(bn[i].error));
+                        json_array_append_new(sum, json_pack("{s:s, s:b, s:s}", "node", bn[i].name,
+                                                             "ok", 0, "error", bn[i].error));
                 } else {
                         if (!json)
-                                printf("%s: %s\n", nodes[i].name, nd);
-                        json_array_append_new(sum, json_pack("{s:s, s:b, s:s}", "node",
-                                                             nodes[i].name, "ok", 1, "dir", nd));
+                                printf("%s: %s\n", bn[i].name, nd);
+                        json_array_append_new(sum, json_pack("{s:s, s:b, s:s}", "node", bn[i].name,
+                                                             "ok", 1, "dir", nd));
                 }
         }
         if (json) {
-                json_t *o = json_pack("{s:o}", "nodes", sum);
+                json_t *o = json_pack("{s:o, s:s+, s:s+, s:I}", "nodes", sum, "manifest", dir,
+                                      "/manifest.json", "merged", dir, "/merged.jsonl", "records",
+                                      (json_int_t)merged);
                 cli_print_json(o);
                 json_decref(o);
         } else {
                 json_decref(sum);
+                printf("bundle: %s/manifest.json, %s/merged.jsonl (%zu records); kerf audit "
+                       "verify --bundle %s\n",
+                       dir, dir, merged, dir);
         }
+        free(bn);
         return ex;
 }
 

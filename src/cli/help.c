@@ -104,7 +104,11 @@ static const struct {
               "            a signed head (seq, hash) to keep outside kerfd (admin)\n"
               "       kerf audit verify [--in EXPORT] [--against CHECKPOINT] [--key PUB]\n"
               "            recompute the chain (--in: an export file, no kerfd needed) and\n"
-              "            check it still holds the checkpointed record (truncation, rewrite)\n"},
+              "            check it still holds the checkpointed record (truncation, rewrite)\n"
+              "       kerf audit verify --bundle DIR [--json]\n"
+              "            a kerf cluster audit export: every node's chain against its\n"
+              "            checkpoint, the manifest's digests, merged.jsonl the exact union\n"
+              "            in order; OK/FAIL per node; a failed node's export: partial, exit 1\n"},
     {"top", "usage: kerf top [--interval S] [--once | --watch]\nA refreshing view (--watch, "
             "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
             "and compute use against its grant.\n"},
@@ -168,6 +172,9 @@ static const struct {
      "change needs (scontrol reconfigure, or a slurmd/slurmctld restart when counts change).\n"},
     {"cluster", "usage: kerf cluster gpus|units|top [--nodes FILE] [--json]\n"
                 "       kerf cluster audit export --out DIR [--nodes FILE]\n"
+                "            per node DIR/NODE/{checkpoint.json,audit.jsonl,node.json}, and\n"
+                "            DIR/manifest.json + DIR/merged.jsonl (all records in time order):\n"
+                "            kerf audit verify --bundle DIR\n"
                 "Every node's kerfd, read-only, with a NODE column. Nodes come from --nodes FILE,\n"
                 "$KERF_NODES or ~/.config/kerf/nodes.yaml (docs/CLUSTER.md \"Cluster view\"). An\n"
                 "unreachable node is one line saying so; exit 1 when any node failed.\n"},
