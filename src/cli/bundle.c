@@ -22,7 +22,7 @@
 #define BUNDLE_KIND   "kerf-audit-bundle"
 #define BUNDLE_ORDER  "time_ms, node, seq"
 #define MAX_PROBLEMS  10 /* lines printed per node; the rest are counted */
-#define SHA256_HEX    (2 * crypto_hash_sha256_BYTES + 1)
+#define SHA256_HEX    CLI_SHA256_HEX
 #define AUDIT_FILE    "audit.jsonl"
 #define CP_FILE       "checkpoint.json"
 #define MERGED_FILE   "merged.jsonl"
@@ -60,11 +60,11 @@ char *cli_file_read(const char *path, size_t *ret_len)
         return buf;
 }
 
-static void sha256_hex(const void *data, size_t len, char out[SHA256_HEX])
+void cli_sha256_hex(const void *data, size_t len, char out[CLI_SHA256_HEX])
 {
         unsigned char h[crypto_hash_sha256_BYTES];
         crypto_hash_sha256(h, data, len);
-        sodium_bin2hex(out, SHA256_HEX, h, sizeof(h));
+        sodium_bin2hex(out, CLI_SHA256_HEX, h, sizeof(h));
 }
 
 /* One audit record of the bundle: where it sorts, where its line is (export) and a digest of
@@ -260,8 +260,8 @@ static json_t *node_entry(const char *dir, cli_bundle_node *nd, size_t i, brecs 
                          strerror(errno));
                 goto failed;
         }
-        sha256_hex(cp, cplen, cph);
-        sha256_hex(au, aulen, auh);
+        cli_sha256_hex(cp, cplen, cph);
+        cli_sha256_hex(au, aulen, auh);
         for (char *p = strtok(cp, "\n"); p; p = strtok(NULL, "\n"))
                 last = p;
         if (!last || kerf_store_checkpoint_parse(last, NULL, &c, perr, sizeof(perr)) < 0) {
@@ -376,7 +376,7 @@ static char *node_file(const char *dir, vnode *v, json_t *files, const char *nam
                 problem(v->problems, "%s/%s: %s", v->name, name, strerror(errno));
                 return NULL;
         }
-        sha256_hex(text, *len, hex);
+        cli_sha256_hex(text, *len, hex);
         if (!want)
                 problem(v->problems, "the manifest gives no sha256 of %s/%s", v->name, name);
         else if (strcmp(want, hex) != 0)

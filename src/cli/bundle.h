@@ -32,4 +32,8 @@ int cli_bundle_verify(const char *dir, bool json);
  * NULL with errno set when it cannot be read. */
 char *cli_file_read(const char *path, size_t *ret_len);
 
+/* SHA-256 of len bytes at data as 64 lowercase hex digits and a NUL (libsodium). */
+#define CLI_SHA256_HEX 65
+void cli_sha256_hex(const void *data, size_t len, char out[CLI_SHA256_HEX]);
+
 #endif

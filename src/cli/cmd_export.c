@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "cli.h"
 #include "kerf/core.h"
 
@@ -29,13 +30,6 @@ typedef struct xp {
         int64_t now_ms;
         int ex; /* first failure's exit code */
 } xp;
-
-static void sha256_hex(const void *data, size_t len, char out[65])
-{
-        unsigned char h[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256(h, data, len);
-        sodium_bin2hex(out, 65, h, sizeof(h));
-}
 
 /* Adds one regular file `path` (inside the archive) with `len` bytes of `data`. */
 static int add(xp *x, const char *path, const void *data, size_t len, const char *format,
@@ -63,7 +57,7 @@ static int add(xp *x, const char *path, const void *data, size_t len, const char
                 return x->ex = KERF_EXIT_REFUSED;
         }
         archive_entry_free(e);
-        sha256_hex(data, len, hex);
+        cli_sha256_hex(data, len, hex);
         if (x->files)
                 json_array_append_new(x->files, json_pack("{s:s, s:I, s:s, s:s, s:s}", "path", path,
                                                           "bytes", (json_int_t)len, "sha256", hex,
