@@ -146,7 +146,7 @@ static void test_sweep(void **st)
             "invalid_argument", "cpu_milli: an integer 0..100000000");
         bad("POST", "/v1/tasks",
             "{\"tenant\":\"alice\",\"command\":[\"x\"],\"max_runtime_s\":31536001}", NULL, 400,
-            "invalid_argument", "max_runtime_s: an integer 0..31536000 (365 days)");
+            "invalid_argument", "max_runtime_s: an integer 0..31536000 (seconds, at most 365d)");
         bad("POST", "/v1/tasks",
             "{\"tenant\":\"alice\",\"command\":[\"x\"],\"idle_timeout_s\":31622400}", NULL, 400,
             "invalid_argument", "idle_timeout_s: an integer 0..31536000");
