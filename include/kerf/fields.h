@@ -58,8 +58,7 @@ typedef struct kerf_field {
         const char *name; /* JSON name */
         kerf_field_type type;
         int64_t min, max;    /* bounds: value (int, percent, duration, size), bytes (string,
-                              * path) or items (list, object: max 0 = no upper bound);
-                              * size's min is 0 */
+                              * path) or items (list, object: max 0 = no upper bound) */
         const char *def;     /* the default, in words ("1", "`batch`", "policy") */
         const char *help;    /* one line: what it means */
         const char *flag;    /* CLI flag without "--", or NULL (not a flag) */

@@ -280,6 +280,11 @@ int kerf_field_check(const kerf_field *f, const json_t *v, kerf_field_value *ret
                                  kerf_format_size((uint64_t)f->max, m, sizeof(m)));
                         return -EINVAL;
                 }
+                if (b < (uint64_t)f->min) {
+                        snprintf(msg, len, "%s: at least %s", f->name,
+                                 kerf_format_size((uint64_t)f->min, m, sizeof(m)));
+                        return -EINVAL;
+                }
                 out.u = b;
                 break;
         }

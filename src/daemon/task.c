@@ -120,7 +120,7 @@ static int field_get(json_t *o, const char *name, bool stored, kerf_field_value 
                 else if (!json_is_string(v) ||
                          (kerf_parse_size(json_string_value(v), &sv.u, NULL, 0) < 0 &&
                           legacy_size(json_string_value(v), &sv.u) < 0))
-                        return kerf_field_check(f, v, ret, msg, msglen);
+                        return kerf_field_check(f, v, ret, msg, msglen) < 0 ? -EINVAL : 1;
                 *ret = sv;
                 return 1;
         }
@@ -138,8 +138,10 @@ typedef struct fields_got {
  * format); 0, or -EINVAL with msg set. */
 static int check_fields(json_t *o, bool stored, fields_got *g, char *msg, size_t msglen)
 {
-        if (kerf_task_fields_count > sizeof(g->has) / sizeof(g->has[0]))
+        if (kerf_task_fields_count > sizeof(g->has) / sizeof(g->has[0])) {
+                snprintf(msg, msglen, "kerfd: fields_got holds fewer than the request's fields");
                 return -E2BIG;
+        }
         for (size_t i = 0; i < kerf_task_fields_count; i++) {
                 int r = field_get(o, kerf_task_fields[i].name, stored, &g->val[i], msg, msglen);
                 if (r < 0)
