@@ -82,13 +82,15 @@ int cli_take_flag(int argc, char **argv, const char *flag, const char *alias, bo
 int cli_config_load(kerf_client_opts *o, bool *json, const char **node);
 /* The candidate a mistyped `word` most likely meant (a few edits away, or word a prefix of
  * it), or NULL: for "did you mean". */
-const char *cli_nearest(const char *word, const char *const *cands, size_t n);
+const char *cli_nearest(const char *word, const char *const *cands, size_t n); /* kerf_nearest */
 /* A getopt_long failure (':' a flag without its value, else an unknown flag) as one error line
  * naming the verb, with the nearest of `lo`'s long flags suggested; returns KERF_EXIT_USAGE. */
 struct option;
 int cli_bad_flag(const char *verb, int opt, char **argv, const struct option *lo);
 /* --help text for every verb and the exit codes. */
 void cli_usage(FILE *f, const char *verb);
+/* Writes the --help lines of kerf submit's request flags, made from kerf_task_fields. */
+void cli_task_flags_help(FILE *out);
 /* True if argv has -h/--help; prints the verb's help to stdout. */
 bool cli_wants_help(int argc, char **argv);
 

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "cli.h"
+#include "kerf/fields.h"
 
 static char cfg_path[4096];
 static char cfg_socket[4096], cfg_url[256], cfg_token[512], cfg_node[128];
@@ -167,48 +168,7 @@ int cli_config_load(kerf_client_opts *o, bool *json, const char **node)
         return ex;
 }
 
-/* Edit distance (insert, delete, substitute, swap of two neighbours), capped at 8 */
-static size_t distance(const char *a, const char *b)
-{
-        size_t la = strlen(a), lb = strlen(b), d[33][33];
-        if (la > 32 || lb > 32)
-                return 8;
-        for (size_t i = 0; i <= la; i++)
-                d[i][0] = i;
-        for (size_t j = 0; j <= lb; j++)
-                d[0][j] = j;
-        for (size_t i = 1; i <= la; i++)
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t c = a[i - 1] == b[j - 1] ? 0 : 1, m = d[i - 1][j - 1] + c;
-                        if (d[i - 1][j] + 1 < m)
-                                m = d[i - 1][j] + 1;
-                        if (d[i][j - 1] + 1 < m)
-                                m = d[i][j - 1] + 1;
-                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                            d[i - 2][j - 2] + 1 < m)
-                                m = d[i - 2][j - 2] + 1;
-                        d[i][j] = m;
-                }
-        return d[la][lb];
-}
-
 const char *cli_nearest(const char *word, const char *const *cands, size_t n)
 {
-        const char *best = NULL;
-        size_t bd = (size_t)-1, wl = word ? strlen(word) : 0;
-        if (!wl)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                if (!cands[i])
-                        continue;
-                size_t dd = distance(word, cands[i]);
-                if (wl >= 3 && !strncmp(cands[i], word, wl))
-                        dd = 1; /* a prefix of a candidate */
-                if (dd < bd) {
-                        bd = dd;
-                        best = cands[i];
-                }
-        }
-        /* close enough to be a typo: 1 edit for short words, about a third of a long one */
-        return best && bd <= (wl <= 4 ? 1 : wl / 3) ? best : NULL;
+        return kerf_nearest(word, cands, n); /* the one distance rule, in core */
 }

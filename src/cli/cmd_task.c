@@ -10,213 +10,141 @@
 
 #include "cli.h"
 #include "kerf/core.h"
+#include "kerf/fields.h"
 
-enum {
-        O_NAME = 256,
-        O_TENANT,
-        O_QUEUE,
-        O_WORKLOAD,
-        O_TIER,
-        O_ROUTE,
-        O_MIG,
-        O_GPUS,
-        O_MEM,
-        O_COMPUTE,
-        O_LIMIT,
-        O_CPU,
-        O_HMEM,
-        O_MODEL,
-        O_PRIO,
-        O_PREEMPT,
-        O_RUNTIME,
-        O_IDLE,
-        O_ENV,
-        O_CWD,
-        O_JSON,
-};
+/* getopt values: 256 + i for kerf_task_fields[i]'s flag; then the flags of kerf submit itself */
+enum { O_FIELD = 256, O_JSON = 1024 };
 
-static const struct option submit_opts[] = {
-    {"name", required_argument, 0, O_NAME},
-    {"tenant", required_argument, 0, O_TENANT},
-    {"queue", required_argument, 0, O_QUEUE},
-    {"workload", required_argument, 0, O_WORKLOAD},
-    {"tier", required_argument, 0, O_TIER},
-    {"route", required_argument, 0, O_ROUTE},
-    {"mig-profile", required_argument, 0, O_MIG},
-    {"gpus", required_argument, 0, O_GPUS},
-    {"memory", required_argument, 0, O_MEM},
-    {"compute", required_argument, 0, O_COMPUTE},
-    {"compute-limit", required_argument, 0, O_LIMIT},
-    {"cpu-milli", required_argument, 0, O_CPU},
-    {"host-memory", required_argument, 0, O_HMEM},
-    {"gpu-model", required_argument, 0, O_MODEL},
-    {"priority", required_argument, 0, O_PRIO},
-    {"preemptible", no_argument, 0, O_PREEMPT},
-    {"max-runtime", required_argument, 0, O_RUNTIME},
-    {"idle-timeout", required_argument, 0, O_IDLE},
-    {"env", required_argument, 0, O_ENV},
-    {"cwd", required_argument, 0, O_CWD},
-    {"json", no_argument, 0, O_JSON},
-    {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
-};
-
-static bool parse_int(const char *flag, const char *s, long long lo, long long hi, long long *ret)
+/* The long options of kerf submit and run: one per kerf_task_fields flag, --json, --help.
+ * Built once from the table (kerf is one thread). */
+static const struct option *submit_opts(void)
 {
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (!*s || *end || errno || v < lo || v > hi) {
-                cli_err("--%s: '%s' is not an integer in %lld..%lld", flag, s, lo, hi);
-                return false;
+        static struct option lo[64 + 3];
+        size_t k = 0;
+
+        if (lo[0].name)
+                return lo;
+        for (size_t i = 0; i < kerf_task_fields_count && k < 64; i++) {
+                const kerf_field *f = &kerf_task_fields[i];
+                if (!f->flag || !(f->objects & KERF_FIELD_SUBMIT))
+                        continue;
+                lo[k++] = (struct option){f->flag, f->metavar ? required_argument : no_argument, 0,
+                                          O_FIELD + (int)i};
         }
-        *ret = v;
-        return true;
+        lo[k++] = (struct option){"json", no_argument, 0, O_JSON};
+        lo[k++] = (struct option){"help", no_argument, 0, 'h'};
+        lo[k] = (struct option){0, 0, 0, 0};
+        return lo;
 }
 
-static bool one_of(const char *flag, const char *s, const char *const *allowed)
+void cli_task_flags_help(FILE *out)
 {
-        for (const char *const *a = allowed; *a; a++)
-                if (strcmp(s, *a) == 0)
-                        return true;
-        cli_err("--%s: '%s' is not one of the accepted values (see kerf submit --help)", flag, s);
-        return false;
+        char line[1024];
+        for (size_t i = 0; i < kerf_task_fields_count; i++)
+                if (kerf_task_fields[i].objects & KERF_FIELD_SUBMIT)
+                        fputs(kerf_field_help_line(&kerf_task_fields[i], line, sizeof(line)), out);
+}
+
+/* Adds flag value `s` of field `f` to `req` as the field's type reads it (sizes and durations
+ * through units.h, bounds from the descriptor). false after saying what was wrong. */
+static bool add_flag(json_t *req, const kerf_field *f, const char *s)
+{
+        char d[320];
+        json_t *cur = json_object_get(req, f->name);
+        char *end;
+        long long v;
+        uint64_t u;
+        int e;
+
+        switch (f->type) {
+        case KERF_FIELD_ENUM:
+                if ((e = f->value_parse(s)) < 0) {
+                        cli_err("--%s: '%s' is not %s", f->flag, s,
+                                kerf_field_describe(f, d, sizeof(d)));
+                        return false;
+                }
+                json_object_set_new(req, f->name, json_string(f->value_name((unsigned)e)));
+                return true;
+        case KERF_FIELD_INT:
+        case KERF_FIELD_PERCENT:
+                errno = 0;
+                v = strtoll(s, &end, 10);
+                if (!*s || *end || errno || v < f->min || v > f->max) {
+                        cli_err("--%s: '%s' is not %s", f->flag, s,
+                                kerf_field_describe(f, d, sizeof(d)));
+                        return false;
+                }
+                json_object_set_new(req, f->name, json_integer(v));
+                return true;
+        case KERF_FIELD_SIZE:
+                if (!cli_parse_size(f->flag, s, (uint64_t)f->max, &u))
+                        return false;
+                json_object_set_new(req, f->name, json_integer((json_int_t)u));
+                return true;
+        case KERF_FIELD_DURATION:
+                if (!cli_parse_duration(f->flag, s, (uint64_t)f->max, &u))
+                        return false;
+                if ((int64_t)u < f->min) {
+                        cli_err("--%s: '%s': at least %llds", f->flag, s, (long long)f->min);
+                        return false;
+                }
+                json_object_set_new(req, f->name, json_integer((json_int_t)u));
+                return true;
+        case KERF_FIELD_BOOL:
+                json_object_set_new(req, f->name, json_true());
+                return true;
+        case KERF_FIELD_STRLIST:
+                if (!cur)
+                        json_object_set_new(req, f->name, cur = json_array());
+                json_array_append_new(cur, json_string(s));
+                return true;
+        case KERF_FIELD_OBJECT: { /* KEY=VALUE, repeatable */
+                const char *eq = strchr(s, '=');
+                char key[256];
+                if (!eq || eq == s) {
+                        cli_err("--%s: '%s' is not KEY=VALUE", f->flag, s);
+                        return false;
+                }
+                if (!cur)
+                        json_object_set_new(req, f->name, cur = json_object());
+                snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
+                json_object_set_new(cur, key, json_string(eq + 1));
+                return true;
+        }
+        default: /* names, strings, paths: kerfd checks them against the same descriptor */
+                json_object_set_new(req, f->name, json_string(s));
+                return true;
+        }
 }
 
 /* Parses the submit flags into a JSON request; `--` ends flags, the rest is the command.
  * Returns 0 and the request, or an exit code. */
 static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **ret)
 {
-        static const char *const wls[] = {"training", "inference", "dev", "batch", NULL};
-        static const char *const tiers[] = {"high", "high-impact", "queueable", "exploratory",
-                                            NULL};
-        static const char *const routes[] = {"whole", "mig", "slice", "mps", "tslice", NULL};
-        json_t *req = json_object(), *env = NULL, *models = NULL;
-        long long v;
+        const struct option *lo = submit_opts();
+        json_t *req = json_object();
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+:h", submit_opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
+                if (opt >= O_FIELD && opt < O_FIELD + (int)kerf_task_fields_count) {
+                        if (!add_flag(req, &kerf_task_fields[opt - O_FIELD], optarg))
+                                goto usage;
+                        continue;
+                }
                 switch (opt) {
-                case O_NAME:
-                        json_object_set_new(req, "name", json_string(optarg));
-                        break;
-                case O_TENANT:
-                        json_object_set_new(req, "tenant", json_string(optarg));
-                        break;
-                case O_QUEUE:
-                        json_object_set_new(req, "queue", json_string(optarg));
-                        break;
-                case O_WORKLOAD:
-                        if (!one_of("workload", optarg, wls))
-                                goto usage;
-                        json_object_set_new(req, "workload", json_string(optarg));
-                        break;
-                case O_TIER:
-                        if (!one_of("tier", optarg, tiers))
-                                goto usage;
-                        json_object_set_new(
-                            req, "tier",
-                            json_string(strcmp(optarg, "high-impact") ? optarg : "high"));
-                        break;
-                case O_ROUTE:
-                        if (!one_of("route", optarg, routes))
-                                goto usage;
-                        json_object_set_new(req, "route", json_string(optarg));
-                        break;
-                case O_MIG:
-                        json_object_set_new(req, "mig_profile", json_string(optarg));
-                        break;
-                case O_GPUS:
-                        if (!parse_int("gpus", optarg, 1, 16, &v))
-                                goto usage;
-                        json_object_set_new(req, "gpus", json_integer(v));
-                        break;
-                case O_MEM:
-                case O_HMEM: {
-                        uint64_t b;
-                        if (!cli_parse_size(
-                                opt == O_MEM ? "memory" : "host-memory", optarg,
-                                opt == O_MEM ? KERF_MAX_GPU_MEM_BYTES : KERF_MAX_MEM_BYTES, &b))
-                                goto usage;
-                        json_object_set_new(req, opt == O_MEM ? "memory" : "host_memory",
-                                            json_integer((json_int_t)b));
-                        break;
-                }
-                case O_COMPUTE:
-                case O_LIMIT:
-                        if (!parse_int(opt == O_COMPUTE ? "compute" : "compute-limit", optarg, 0,
-                                       100, &v))
-                                goto usage;
-                        json_object_set_new(req, opt == O_COMPUTE ? "compute" : "compute_limit",
-                                            json_integer(v));
-                        break;
-                case O_CPU:
-                        if (!parse_int("cpu-milli", optarg, 0, (long long)KERF_MAX_CPU_MILLI, &v))
-                                goto usage;
-                        json_object_set_new(req, "cpu_milli", json_integer(v));
-                        break;
-                case O_MODEL:
-                        if (!models)
-                                models = json_array();
-                        json_array_append_new(models, json_string(optarg));
-                        break;
-                case O_PRIO:
-                        if (!parse_int("priority", optarg, -1000, 1000, &v))
-                                goto usage;
-                        json_object_set_new(req, "priority", json_integer(v));
-                        break;
-                case O_PREEMPT:
-                        json_object_set_new(req, "preemptible", json_true());
-                        break;
-                case O_RUNTIME:
-                case O_IDLE: {
-                        uint64_t d;
-                        if (!cli_parse_duration(
-                                opt == O_RUNTIME ? "max-runtime" : "idle-timeout", optarg,
-                                opt == O_RUNTIME ? KERF_MAX_RUNTIME_S : KERF_MAX_IDLE_TIMEOUT_S,
-                                &d))
-                                goto usage;
-                        json_object_set_new(req,
-                                            opt == O_RUNTIME ? "max_runtime_s" : "idle_timeout_s",
-                                            json_integer((json_int_t)d));
-                        break;
-                }
-                case O_ENV: {
-                        const char *eq = strchr(optarg, '=');
-                        if (!eq || eq == optarg) {
-                                cli_err("--env: '%s' is not KEY=VALUE", optarg);
-                                goto usage;
-                        }
-                        if (!env)
-                                env = json_object();
-                        char key[256];
-                        snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
-                        json_object_set_new(env, key, json_string(eq + 1));
-                        break;
-                }
-                case O_CWD:
-                        json_object_set_new(req, "cwd", json_string(optarg));
-                        break;
                 case O_JSON:
                         c->json = true;
                         break;
                 case 'h':
                         cli_usage(stdout, argv[0]);
                         json_decref(req);
-                        json_decref(env);
-                        json_decref(models);
                         return -1;
                 default:
-                        cli_bad_flag(argv[0], opt, argv, submit_opts);
+                        cli_bad_flag(argv[0], opt, argv, lo);
                         goto usage;
                 }
         }
-        if (env)
-                json_object_set_new(req, "env", env);
-        if (models)
-                json_object_set_new(req, "gpu_models", models);
-        env = models = NULL;
         if (need_cmd) {
                 if (optind >= argc) {
                         cli_err("%s: give the command to run after the flags, e.g. "
@@ -233,8 +161,6 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
         return 0;
 usage:
         json_decref(req);
-        json_decref(env);
-        json_decref(models);
         return KERF_EXIT_USAGE;
 }
 

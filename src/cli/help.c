@@ -9,30 +9,7 @@ static const struct {
         const char *text;
 } help[] = {
     {"submit", "usage: kerf submit [flags] -- COMMAND [ARG...]\n"
-               "Submits a task; prints its id and state.\n"
-               "  --name N            task name (<= 63 chars)\n"
-               "  --tenant T          (admin) submit for tenant T\n"
-               "  --queue Q           queue within the tenant (default: default)\n"
-               "  --workload W        training | inference | dev | batch (default batch)\n"
-               "  --tier T            high | queueable | exploratory (default queueable)\n"
-               "  --route R           insist on whole | mig | slice | mps | tslice\n"
-               "  --mig-profile P     a MIG profile by name, e.g. 3g.71gb (implies --route mig)\n"
-               "  --gpus N            GPUs (1..16; more than 1 means whole GPUs)\n"
-               "  --memory SIZE       GPU memory per GPU, e.g. 16GiB, 512MiB, 1.5TiB\n"
-               "  --compute PCT       guaranteed compute share, 0..100\n"
-               "  --compute-limit PCT burst limit for slices (>= --compute)\n"
-               "  --cpu-milli N, --host-memory SIZE   node resources (cpu 0..100000000)\n"
-               "  --gpu-model M       allowed GPU model (repeatable)\n"
-               "  --priority P        -1000..1000 (default 0)\n"
-               "  --preemptible       may be preempted by higher-priority work\n"
-               "  --max-runtime D, --idle-timeout D   durations, at most 365d\n"
-               "  --env K=V           environment variable (repeatable)\n"
-               "  --cwd DIR           working directory\n"
-               "  --json              print the task as JSON\n"
-               "SIZE: a number and a binary unit: B, KiB, MiB, GiB, TiB, PiB (or K, M, G, T, P);\n"
-               "  a bare number is refused ('16': 16GiB or 16MiB?), so is 16GB (10^9 or 2^30?).\n"
-               "D: seconds (90), units d h m s (90s, 15m, 1h30m, 2d) or Slurm's [D-]HH:MM:SS,\n"
-               "  MM:SS, D-HH (1-00:00:00). The one rule: docs/UNITS.md.\n"},
+               "Submits a task; prints its id and state.\n"},
     {"run", "usage: kerf run [submit flags] [--no-cwd] [--export VAR[,VAR]] [--env-from-shell]\n"
             "                -- COMMAND [ARG...]\n"
             "Submits a task, says on stderr why it waits (once per change), streams its\n"
@@ -46,7 +23,8 @@ static const struct {
             "  --export VAR[,VAR]  copy these variables of this shell (repeatable)\n"
             "  --env-from-shell    copy this shell's whole environment\n"
             "  Never copied: KERF_*, CUDA_MPS_*, CUDA_VISIBLE_DEVICES, LD_PRELOAD, LD_AUDIT\n"
-            "  (kerfd sets them); --env K=V wins over a copied variable.\n"},
+            "  (kerfd sets them); --env K=V wins over a copied variable.\n"
+            "Submit flags:\n"},
     {"ls", "usage: kerf ls [--state S[,S]] [--queue Q] [--tenant T] [--name GLOB] [--route R]\n"
            "               [--gpu N] [--sort id|submitted|priority|state|name] [-r]\n"
            "               [-o table|wide|json|yaml] [--no-headers] [--limit N]\n"
@@ -180,6 +158,15 @@ static const struct {
                 "unreachable node is one line saying so; exit 1 when any node failed.\n"},
 };
 
+/* After kerf submit's and run's text: the request flags, made from kerf_task_fields (the
+ * descriptors kerfd validates with), then the words for sizes and durations. */
+static const char request_tail[] =
+    "  --json              print the task as JSON\n"
+    "SIZE: a number and a binary unit: B, KiB, MiB, GiB, TiB, PiB (or K, M, G, T, P);\n"
+    "  a bare number is refused ('16': 16GiB or 16MiB?), so is 16GB (10^9 or 2^30?).\n"
+    "D: seconds (90), units d h m s (90s, 15m, 1h30m, 2d) or Slurm's [D-]HH:MM:SS,\n"
+    "  MM:SS, D-HH (1-00:00:00). The one rule: docs/UNITS.md.\n";
+
 static const char general[] =
     "usage: kerf [--socket PATH | --url http://127.0.0.1:PORT] [--token T] [--json] COMMAND\n"
     "\n"
@@ -204,6 +191,10 @@ void cli_usage(FILE *f, const char *verb)
                         if (strcmp(help[i].verb, verb) != 0)
                                 continue;
                         fputs(help[i].text ? help[i].text : help[i + (i ? -1 : 1)].text, f);
+                        if (!strcmp(verb, "submit") || !strcmp(verb, "run")) {
+                                cli_task_flags_help(f);
+                                fputs(request_tail, f);
+                        }
                         return;
                 }
         }

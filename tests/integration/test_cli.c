@@ -351,6 +351,20 @@ static void test_help(void **st)
                                  o.code, o.out, o.err);
                 kd_out_fini(&o);
         }
+        /* submit's and run's request flags are made from kerf_task_fields: bounds, defaults */
+        for (int k = 0; k < 2; k++) {
+                kd_out h = kerf(k ? "run" : "submit", "--help");
+                if (!strstr(h.out, "  --gpus N            GPUs") ||
+                    !strstr(h.out, "1..16; default 1)") ||
+                    !strstr(h.out, "training | inference | dev | batch") ||
+                    !strstr(h.out, "--max-runtime D") || !strstr(h.out, "at most 365d"))
+                        fail_msg("kerf %s --help: [%s]", k ? "run" : "submit", h.out);
+                kd_out_fini(&h);
+        }
+        kd_out b = kerf("submit", "--gpus", "0", "--", "x");
+        if (b.code != 2 || !strstr(b.err, "--gpus: '0' is not an integer 1..16"))
+                fail_msg("kerf submit --gpus 0: exit %d [%s]", b.code, b.err);
+        kd_out_fini(&b);
         kd_out o = kerf("--help");
         assert_ok(&o);
         assert_non_null(strstr(o.out, "Exit codes"));

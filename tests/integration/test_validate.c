@@ -108,6 +108,13 @@ static void test_sweep(void **st)
         bad("POST", "/v1/tasks", "[1,2]", NULL, 400, "invalid_json", "object");
         bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"colour\":1}", NULL,
             400, "unknown_field", "colour");
+        /* the descriptors suggest the nearest field; one message format per field type */
+        bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"gpu\":2}", NULL, 400,
+            "unknown_field", "gpu: unknown field (did you mean gpus?)");
+        bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"gpus\":17}", NULL,
+            400, "invalid_argument", "gpus: an integer 1..16");
+        bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"tier\":\"top\"}",
+            NULL, 400, "invalid_argument", "tier: one of high, queueable, exploratory");
 
         /* bodies: fields */
         bad("POST", "/v1/tasks", "{\"tenant\":\"alice\"}", NULL, 400, "invalid_argument",
@@ -146,7 +153,7 @@ static void test_sweep(void **st)
             "invalid_argument", "cpu_milli: an integer 0..100000000");
         bad("POST", "/v1/tasks",
             "{\"tenant\":\"alice\",\"command\":[\"x\"],\"max_runtime_s\":31536001}", NULL, 400,
-            "invalid_argument", "max_runtime_s: an integer 0..31536000 (365 days)");
+            "invalid_argument", "max_runtime_s: an integer 0..31536000 (seconds, at most 365d)");
         bad("POST", "/v1/tasks",
             "{\"tenant\":\"alice\",\"command\":[\"x\"],\"idle_timeout_s\":31622400}", NULL, 400,
             "invalid_argument", "idle_timeout_s: an integer 0..31536000");
@@ -181,7 +188,7 @@ static void test_sweep(void **st)
             "{\"tenant\":\"alice\",\"command\":[\"x\"],\"run_as\":{\"uid\":1,\"shell\":1}}", NULL,
             400, "unknown_field", "run_as.shell");
         bad("POST", "/v1/tasks", "{\"tenant\":\"alice\",\"command\":[\"x\"],\"pid\":1}", NULL, 400,
-            "unknown_field", "pid");
+            "unknown_field", "pid: only accepted by /v1/attach");
         bad("POST", "/v1/attach", "{\"tenant\":\"alice\",\"pid\":2147483000,\"lease_s\":60}", NULL,
             400, "invalid_argument", "pid");
         bad("POST", "/v1/attach", "{\"tenant\":\"alice\",\"pid\":1,\"lease_s\":1}", NULL, 400,

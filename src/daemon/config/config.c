@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "config_fields.h"
 #include "config_yaml.h"
 #include "uidcache.h"
 #include "kerf/errno.h"
@@ -46,18 +47,7 @@ void kerfd_config_defaults(kerfd_config *c)
                          xdg && *xdg ? xdg : "/tmp");
         }
         snprintf(c->fleet, sizeof(c->fleet), "examples/fleet-8xh200.yaml");
-        c->max_body = 64 * 1024;
-        c->max_tasks = 100000;
-        c->submit_rate = 0;
-        c->submit_burst = 100;
-        c->tick_ms = 50;
-        c->grace_s = 10;
-        c->threads = 4;
-        c->max_conns = 256;
-        c->max_conns_per_peer = 32;
-        c->admin_conns = 32;
-        c->request_timeout_s = 10;
-        c->min_lease_s = 30;
+        (void)kerfd__cfg_limits_defaults(c); /* each default is valid: daemon_test_config_fields */
         snprintf(c->fencing, sizeof(c->fencing), "auto");
         kerf_policy_default(&c->policy);
         c->tenant_defaults.max_priority = 0;
@@ -505,64 +495,54 @@ static int parse_queue(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         return 0;
 }
 
+/* One value of key f by its descriptor: the type picks the getter, the bounds are f's. */
+static int cfg_field(cfgctx *x, yaml_node_t *n, const kerf_field *f, uint64_t *ret)
+{
+        switch (f->type) {
+        case KERF_FIELD_SIZE:
+                return kerfd__cfg_size(x, n, f->name, (uint64_t)f->min, (uint64_t)f->max, ret);
+        case KERF_FIELD_DURATION:
+                return kerfd__cfg_duration(x, n, f->name, (uint64_t)f->min, (uint64_t)f->max, ret);
+        default:
+                return kerfd__cfg_range(x, n, f->name, (uint64_t)f->min, (uint64_t)f->max, ret);
+        }
+}
+
+/* limits: every key is a kerfd_limits_keys descriptor (config_fields.c) */
 static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
-        uint64_t v;
+        const char *names[32];
+        char known[512] = "";
+        size_t nk = 0;
         int r = kerfd__cfg_map(x, m, "limits");
         if (r < 0)
                 return r;
+        for (size_t i = 0; i < kerfd_limits_keys_count && nk < 32; i++) {
+                names[nk++] = kerfd_limits_keys[i].f.name;
+                size_t o = strlen(known);
+                snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
+                         kerfd_limits_keys[i].f.name);
+        }
         FOR_PAIRS(x, m, p)
         {
                 yaml_node_t *k = kerfd__cfg_node(x, p->key), *vn = kerfd__cfg_node(x, p->value);
                 const char *ks = kerfd__cfg_scalar(x, k);
+                const kerfd_cfg_key *key = NULL;
+                uint64_t v;
                 if (!ks)
                         return kerfd__cfg_fail(x, k, "limits: keys must be strings");
-                if (!strcmp(ks, "max_body")) {
-                        r = kerfd__cfg_size(x, vn, ks, KERF_KIB, 64 * KERF_MIB, &c->max_body);
-                } else if (!strcmp(ks, "max_tasks")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 10000000, &v);
-                        c->max_tasks = (unsigned)v;
-                } else if (!strcmp(ks, "submit_rate")) {
-                        r = kerfd__cfg_u64(x, vn, ks, 1000000, &v);
-                        c->submit_rate = (double)v;
-                } else if (!strcmp(ks, "submit_burst")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 1000000, &v);
-                        c->submit_burst = (unsigned)v;
-                } else if (!strcmp(ks, "tick_ms")) {
-                        r = kerfd__cfg_range(x, vn, ks, 5, 10000, &v);
-                        c->tick_ms = (unsigned)v;
-                } else if (!strcmp(ks, "grace_s")) {
-                        r = kerfd__cfg_duration(x, vn, ks, 0, 3600, &v);
-                        c->grace_s = (unsigned)v;
-                } else if (!strcmp(ks, "threads")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 256, &v);
-                        c->threads = (unsigned)v;
-                } else if (!strcmp(ks, "max_connections")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 100000, &v);
-                        c->max_conns = (unsigned)v;
-                } else if (!strcmp(ks, "max_connections_per_peer")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 100000, &v);
-                        c->max_conns_per_peer = (unsigned)v;
-                } else if (!strcmp(ks, "admin_connections")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 10000, &v);
-                        c->admin_conns = (unsigned)v;
-                } else if (!strcmp(ks, "request_timeout_s")) {
-                        r = kerfd__cfg_duration(x, vn, ks, 1, 3600, &v);
-                        c->request_timeout_s = (unsigned)v;
-                } else if (!strcmp(ks, "min_lease_s")) {
-                        r = kerfd__cfg_duration(x, vn, ks, 1, 3600, &v);
-                        c->min_lease_s = (unsigned)v;
-                } else
-                        r = kerfd__cfg_fail(
-                            x, k,
-                            "limits: unknown key \"%s\" (max_body, max_tasks, submit_rate, "
-                            "min_lease_s, "
-                            "submit_burst, tick_ms, grace_s, threads, max_connections, "
-                            "max_connections_per_peer, admin_connections, "
-                            "request_timeout_s)",
-                            ks);
-                if (r < 0)
+                for (size_t i = 0; i < kerfd_limits_keys_count && !key; i++)
+                        if (!strcmp(ks, kerfd_limits_keys[i].f.name))
+                                key = &kerfd_limits_keys[i];
+                if (!key) {
+                        const char *near = kerf_nearest(ks, names, nk);
+                        return kerfd__cfg_fail(x, k, "limits: unknown key \"%s\"%s%s%s (%s)", ks,
+                                               near ? "; did you mean " : "", near ? near : "",
+                                               near ? "?" : "", known);
+                }
+                if ((r = cfg_field(x, vn, &key->f, &v)) < 0)
                         return r;
+                kerfd__cfg_key_store(c, key, v);
         }
         return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "config_yaml.h"
+#include "kerf/fields.h"
 #include "uidcache.h"
 #include "kerf/units.h"
 
@@ -137,8 +138,10 @@ static int parse_ceiling(cfgctx *x, yaml_node_t *k, yaml_node_t *v, int *prio, i
         if (!strcmp(ks, "max_priority")) {
                 char *end;
                 long p = s ? strtol(s, &end, 10) : 0;
-                if (!s || !*s || *end || p < -1000 || p > 1000)
-                        return kerfd__cfg_fail(x, v, "max_priority: an integer -1000..1000");
+                /* the bounds of a task's priority (kerf_task_fields) */
+                if (!s || !*s || *end || p < KERF_PRIORITY_MIN || p > KERF_PRIORITY_MAX)
+                        return kerfd__cfg_fail(x, v, "max_priority: an integer %d..%d",
+                                               KERF_PRIORITY_MIN, KERF_PRIORITY_MAX);
                 *prio = (int)p;
                 return 0;
         }

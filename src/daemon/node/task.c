@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "node.h"
-#include "kerf/slice_abi.h"
 #include "kerf/errno.h"
+#include "kerf/fields.h"
+#include "kerf/slice_abi.h"
 
 static void free_strv(char **v)
 {
@@ -91,48 +92,72 @@ static int legacy_size(const char *s, uint64_t *ret)
         return kerf_parse_size(buf, ret, NULL, 0);
 }
 
-/* A size in the API (docs/UNITS.md): an integer is bytes, a string needs a unit ("16GiB").
- * At most `max` bytes. `stored`: a recovered request, read as it was accepted (legacy_size, no
- * bound it did not have then). On failure says why in why[0..len). */
-static bool get_size(json_t *v, bool stored, uint64_t max, uint64_t *ret, char *why, size_t len)
-{
-        uint64_t b;
-
-        if (stored)
-                max = UINT64_MAX;
-        if (json_is_integer(v) && json_integer_value(v) >= 0) {
-                b = (uint64_t)json_integer_value(v);
-        } else if (json_is_string(v)) {
-                if (kerf_parse_size(json_string_value(v), &b, why, len) < 0 &&
-                    (!stored || legacy_size(json_string_value(v), &b) < 0))
-                        return false;
-        } else {
-                snprintf(why, len, "bytes (an integer) or a string with a unit such as \"16GiB\"");
-                return false;
-        }
-        if (b > max) {
-                char m[KERF_UNITS_BUF];
-                snprintf(why, len, "at most %s", kerf_format_size(max, m, sizeof(m)));
-                return false;
-        }
-        *ret = b;
-        return true;
-}
-
-static bool name_ok(const char *s, bool empty_ok)
-{
-        return (empty_ok && !*s) || kerf_name_ok(s);
-}
-
 /* argv (or env) bytes of one task, all strings with their NULs: below ARG_MAX (2 MiB) */
 #define KERFD_MAX_ARGS_BYTES (512u * 1024u)
 
-static const char *const submit_fields[] = {
-    "name",        "tenant",     "queue",     "workload",    "tier",          "route",
-    "mig_profile", "gpus",       "memory",    "compute",     "compute_limit", "cpu_milli",
-    "host_memory", "gpu_models", "priority",  "preemptible", "max_runtime_s", "idle_timeout_s",
-    "command",     "env",        "cwd",       "run_as",      "pid",           "lease_s",
-    "external",    "gpu_uuid",   "gpu_uuids", NULL};
+/* The descriptor of request field `name` (kerf_task_fields: every name build() reads is one). */
+static const kerf_field *field_of(const char *name)
+{
+        return kerf_field_find(kerf_task_fields, kerf_task_fields_count, name);
+}
+
+/* Reads field `name` of `o` through its descriptor's one check. Returns 1 with *ret filled,
+ * 0 when the field is absent, -EINVAL with msg set when it does not fit. `stored`: a
+ * recovered request is read as it was accepted: a size without the bound it may not have had
+ * then and in the forms kerfd once took (legacy_size). */
+static int field_get(json_t *o, const char *name, bool stored, kerf_field_value *ret, char *msg,
+                     size_t msglen)
+{
+        const kerf_field *f = field_of(name);
+        json_t *v = json_object_get(o, name);
+        kerf_field_value sv = {0};
+
+        if (!v)
+                return 0;
+        if (stored && f->type == KERF_FIELD_SIZE) {
+                if (json_is_integer(v) && json_integer_value(v) >= 0)
+                        sv.u = (uint64_t)json_integer_value(v);
+                else if (!json_is_string(v) ||
+                         (kerf_parse_size(json_string_value(v), &sv.u, NULL, 0) < 0 &&
+                          legacy_size(json_string_value(v), &sv.u) < 0))
+                        return kerf_field_check(f, v, ret, msg, msglen) < 0 ? -EINVAL : 1;
+                *ret = sv;
+                return 1;
+        }
+        return kerf_field_check(f, v, ret, msg, msglen) < 0 ? -EINVAL : 1;
+}
+
+/* Every field of a request, checked by its descriptor: has[i] and val[i] for
+ * kerf_task_fields[i]. */
+typedef struct fields_got {
+        bool has[64];
+        kerf_field_value val[64];
+} fields_got;
+
+/* Checks every field of `o` that kerf_task_fields describes (type and bounds, one message
+ * format); 0, or -EINVAL with msg set. */
+static int check_fields(json_t *o, bool stored, fields_got *g, char *msg, size_t msglen)
+{
+        if (kerf_task_fields_count > sizeof(g->has) / sizeof(g->has[0])) {
+                snprintf(msg, msglen, "kerfd: fields_got holds fewer than the request's fields");
+                return -E2BIG;
+        }
+        for (size_t i = 0; i < kerf_task_fields_count; i++) {
+                int r = field_get(o, kerf_task_fields[i].name, stored, &g->val[i], msg, msglen);
+                if (r < 0)
+                        return r;
+                g->has[i] = r > 0;
+        }
+        return 0;
+}
+
+/* The checked value of field `name`, or NULL when the request has none. */
+static const kerf_field_value *got(const fields_got *g, const char *name)
+{
+        const kerf_field *f = field_of(name);
+        size_t i = (size_t)(f - kerf_task_fields);
+        return g->has[i] ? &g->val[i] : NULL;
+}
 
 /* Fills t->req from t->req_json (already checked for unknown fields). `stored`: a recovered
  * record, whose stored uid/gid are the truth (the identity rules are checked again before any
@@ -142,101 +167,68 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
 {
         json_t *o = t->req_json, *v;
         kerf_request *q = &t->req;
-        char bad[256];
+        const kerf_field_value *g;
+        fields_got fg;
         long long x;
         int r = 0;
 
         kerf_request_init(q);
         q->preemptible = false;
-        if ((v = json_object_get(o, "name"))) {
-                if (!json_is_string(v) || !name_ok(json_string_value(v), true))
-                        BAD("invalid_argument", "name: " KERF_NAME_RULE " (or \"\")");
-                q->name = json_string_value(v);
+        if ((r = check_fields(o, stored, &fg, msg, msglen)) < 0) {
+                *ret_code = "invalid_argument";
+                goto out;
         }
-        v = json_object_get(o, "tenant");
-        if (v && (!json_is_string(v) || !name_ok(json_string_value(v), false)))
-                BAD("invalid_argument", "tenant: a tenant name, " KERF_NAME_RULE);
-        if (v && !admin && strcmp(json_string_value(v), tenant) != 0) {
+        if ((g = got(&fg, "name")))
+                q->name = g->s;
+        g = got(&fg, "tenant");
+        if (g && !admin && strcmp(g->s, tenant) != 0) {
                 *ret_code = "forbidden";
                 snprintf(msg, msglen, "tenant: only an admin may submit for another tenant");
                 r = -EPERM;
                 goto out;
         }
-        if (!v) {
+        if (!g) {
                 if (!tenant || !*tenant)
                         BAD("invalid_argument",
                             "tenant: required for an admin without a token (no default tenant)");
                 json_object_set_new(o, "tenant", json_string(tenant));
-                v = json_object_get(o, "tenant");
         }
-        q->tenant = json_string_value(v);
+        q->tenant = json_string_value(json_object_get(o, "tenant"));
         if (!kerfd__tenant_find(n, q->tenant)) {
                 *ret_code = "not_found";
                 snprintf(msg, msglen, "tenant: no tenant \"%s\"", q->tenant);
                 r = -ENOENT;
                 goto out;
         }
-        if ((v = json_object_get(o, "queue"))) {
-                if (!json_is_string(v) || !name_ok(json_string_value(v), false))
-                        BAD("invalid_argument", "queue: " KERF_NAME_RULE);
-                q->queue = json_string_value(v);
+        if ((g = got(&fg, "queue")))
+                q->queue = g->s;
+        if ((g = got(&fg, "workload")))
+                q->workload = (kerf_workload)g->i;
+        if ((g = got(&fg, "tier")))
+                q->tier = (kerf_tier)g->i;
+        if ((g = got(&fg, "route")))
+                q->route = (int)g->i;
+        if ((g = got(&fg, "mig_profile")))
+                q->mig_profile = g->s;
+        if ((g = got(&fg, "gpus")))
+                q->gpus = (unsigned)g->i;
+        if ((g = got(&fg, "memory")))
+                q->mem_bytes = g->u;
+        if ((g = got(&fg, "compute")))
+                q->compute_pct = (unsigned)g->i;
+        if ((g = got(&fg, "compute_limit"))) {
+                if ((unsigned)g->i < q->compute_pct)
+                        BAD("invalid_argument", "compute_limit: an integer compute..%d (%u..%d)",
+                            KERF_PCT_MAX, q->compute_pct, KERF_PCT_MAX);
+                q->compute_limit_pct = (unsigned)g->i;
         }
-        if ((v = json_object_get(o, "workload"))) {
-                int w = json_is_string(v) ? kerf_workload_parse(json_string_value(v)) : -1;
-                if (w < 0)
-                        BAD("invalid_argument", "workload: one of training, inference, dev, batch");
-                q->workload = (kerf_workload)w;
-        }
-        if ((v = json_object_get(o, "tier"))) {
-                int w = json_is_string(v) ? kerf_tier_parse(json_string_value(v)) : -1;
-                if (w < 0)
-                        BAD("invalid_argument", "tier: one of high, queueable, exploratory");
-                q->tier = (kerf_tier)w;
-        }
-        if ((v = json_object_get(o, "route"))) {
-                int w = json_is_string(v) ? kerf_unit_kind_parse(json_string_value(v)) : -1;
-                if (w < 0)
-                        BAD("invalid_argument", "route: one of whole, mig, slice, mps, tslice");
-                q->route = w;
-        }
-        if ((v = json_object_get(o, "mig_profile"))) {
-                if (!json_is_string(v) || !*json_string_value(v) ||
-                    strlen(json_string_value(v)) > 31)
-                        BAD("invalid_argument", "mig_profile: a profile name such as \"3g.71gb\"");
-                q->mig_profile = json_string_value(v);
-        }
-        if ((v = json_object_get(o, "gpus"))) {
-                if (!get_int(v, 1, KERF_MAX_TASK_GPUS, &x))
-                        BAD("invalid_argument", "gpus: an integer 1..16");
-                q->gpus = (unsigned)x;
-        }
-        if ((v = json_object_get(o, "memory")) &&
-            !get_size(v, stored, KERF_MAX_GPU_MEM_BYTES, &q->mem_bytes, bad, sizeof(bad)))
-                BAD("invalid_argument", "memory: %s", bad);
-        if ((v = json_object_get(o, "compute"))) {
-                if (!get_int(v, 0, 100, &x))
-                        BAD("invalid_argument", "compute: an integer 0..100");
-                q->compute_pct = (unsigned)x;
-        }
-        if ((v = json_object_get(o, "compute_limit"))) {
-                if (!get_int(v, 0, 100, &x) || (unsigned)x < q->compute_pct)
-                        BAD("invalid_argument", "compute_limit: an integer compute..100");
-                q->compute_limit_pct = (unsigned)x;
-        }
-        if ((v = json_object_get(o, "cpu_milli"))) {
-                if (!get_int(v, 0, (long long)KERF_MAX_CPU_MILLI, &x))
-                        BAD("invalid_argument", "cpu_milli: an integer 0..%llu",
-                            KERF_MAX_CPU_MILLI);
-                q->cpu_milli = (uint64_t)x;
-        }
-        if ((v = json_object_get(o, "host_memory")) &&
-            !get_size(v, stored, KERF_MAX_MEM_BYTES, &q->host_mem_bytes, bad, sizeof(bad)))
-                BAD("invalid_argument", "host_memory: %s", bad);
+        if ((g = got(&fg, "cpu_milli")))
+                q->cpu_milli = (uint64_t)g->i;
+        if ((g = got(&fg, "host_memory")))
+                q->host_mem_bytes = g->u;
         if ((v = json_object_get(o, "gpu_models"))) {
                 size_t i;
                 json_t *m;
-                if (!json_is_array(v) || json_array_size(v) == 0)
-                        BAD("invalid_argument", "gpu_models: a non-empty list of model names");
                 json_array_foreach(v, i, m)
                 {
                         const kerf_gpu_model *gm =
@@ -250,10 +242,6 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
         json_t *pins = json_object_get(o, "gpu_uuids"), *one = json_object_get(o, "gpu_uuid");
         if (pins && one)
                 BAD("invalid_argument", "gpu_uuid and gpu_uuids: give one of them");
-        if (pins && (!json_is_array(pins) || json_array_size(pins) == 0 ||
-                     json_array_size(pins) > KERF_MAX_TASK_GPUS))
-                BAD("invalid_argument", "gpu_uuids: a list of 1..%d GPU UUIDs of this node",
-                    KERF_MAX_TASK_GPUS);
         for (size_t k = 0, np = pins ? json_array_size(pins) : one ? 1 : 0; k < np; k++) {
                 size_t i = 0;
                 const char *u = json_string_value(pins ? json_array_get(pins, k) : one);
@@ -267,41 +255,27 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                                 BAD("invalid_argument", "gpu_uuids: %s named twice", u);
                 q->gpu_pins[q->n_gpu_pins++] = (unsigned)i;
         }
-        if ((v = json_object_get(o, "priority"))) {
-                if (!get_int(v, -1000, 1000, &x))
-                        BAD("invalid_argument", "priority: an integer -1000..1000");
-                q->priority = (int)x;
-        }
-        if ((v = json_object_get(o, "preemptible"))) {
-                if (!json_is_boolean(v))
-                        BAD("invalid_argument", "preemptible: true or false");
-                q->preemptible = json_is_true(v);
-        }
+        if ((g = got(&fg, "priority")))
+                q->priority = (int)g->i;
+        if ((g = got(&fg, "preemptible")))
+                q->preemptible = g->b;
         if (n->cfg.policy.force_preemptible[q->workload])
                 q->preemptible = true;
-        if ((v = json_object_get(o, "max_runtime_s"))) {
-                if (!get_int(v, 0, (long long)KERF_MAX_RUNTIME_S, &x))
-                        BAD("invalid_argument", "max_runtime_s: an integer 0..%llu (365 days)",
-                            KERF_MAX_RUNTIME_S);
-                t->max_runtime_s = q->max_runtime_s = (uint64_t)x;
-        }
-        if ((v = json_object_get(o, "idle_timeout_s"))) {
-                if (!get_int(v, 0, (long long)KERF_MAX_IDLE_TIMEOUT_S, &x))
-                        BAD("invalid_argument", "idle_timeout_s: an integer 0..%llu (365 days)",
-                            KERF_MAX_IDLE_TIMEOUT_S);
-                t->idle_timeout_s = q->idle_timeout_s = (uint64_t)x;
-        }
+        if ((g = got(&fg, "max_runtime_s")))
+                t->max_runtime_s = q->max_runtime_s = (uint64_t)g->i;
+        if ((g = got(&fg, "idle_timeout_s")))
+                t->idle_timeout_s = q->idle_timeout_s = (uint64_t)g->i;
         v = json_object_get(o, "command");
         if (attach) {
-                if (v)
-                        BAD("unknown_field", "command: not accepted by /v1/attach");
-                if (!(v = json_object_get(o, "pid")) || !get_int(v, 1, 0x7fffffff, &x))
+                /* which fields an attach takes is kerf_task_fields' (kerfd_task_parse); a
+                 * stored attach record never has a command */
+                if (!(g = got(&fg, "pid")))
                         BAD("invalid_argument", "pid: required, a process id");
-                t->rec.pid = x;
-                if (!(v = json_object_get(o, "lease_s")) ||
-                    !get_int(v, n->cfg.min_lease_s, 3600, &x))
-                        BAD("invalid_argument", "lease_s: required, an integer %u..3600",
-                            n->cfg.min_lease_s);
+                t->rec.pid = g->i;
+                /* the floor is kerfd's limits.min_lease_s, the ceiling the descriptor's */
+                if (!(g = got(&fg, "lease_s")) || g->i < (int64_t)n->cfg.min_lease_s)
+                        BAD("invalid_argument", "lease_s: required, an integer %u..%lld",
+                            n->cfg.min_lease_s, (long long)field_of("lease_s")->max);
                 if ((v = json_object_get(o, "external"))) {
                         int e = kerfd__external_check(v, msg, msglen);
                         if (e < 0) {
@@ -313,16 +287,8 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
         } else {
                 size_t i, total = 0;
                 json_t *a;
-                if (json_object_get(o, "pid") || json_object_get(o, "lease_s") ||
-                    json_object_get(o, "external"))
-                        BAD("unknown_field", "%s: only accepted by /v1/attach",
-                            json_object_get(o, "pid")       ? "pid"
-                            : json_object_get(o, "lease_s") ? "lease_s"
-                                                            : "external");
                 if (!v)
                         BAD("invalid_argument", "command: required (an argv list)");
-                if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 4096)
-                        BAD("invalid_argument", "command: a non-empty list of strings");
                 t->argv = calloc(json_array_size(v) + 1, sizeof(char *));
                 if (!t->argv)
                         return -ENOMEM;
@@ -342,8 +308,6 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                 const char *k;
                 json_t *ev;
                 size_t i = 0;
-                if (!json_is_object(v) || json_object_size(v) > 4096)
-                        BAD("invalid_argument", "env: an object of strings");
                 t->env = calloc(json_object_size(v) + 1, sizeof(char *));
                 if (!t->env)
                         return -ENOMEM;
@@ -363,13 +327,8 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                                 return -ENOMEM;
                 }
         }
-        if ((v = json_object_get(o, "cwd"))) {
-                if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
-                    strlen(json_string_value(v)) > 1024)
-                        BAD("invalid_argument", "cwd: an absolute path of at most 1024 bytes");
-        }
         if ((v = json_object_get(o, "run_as"))) {
-                json_t *u = json_object_get(v, "uid"), *g = json_object_get(v, "gid");
+                json_t *u = json_object_get(v, "uid"), *gid = json_object_get(v, "gid");
                 const char *k;
                 json_t *tmp;
                 if (!admin) {
@@ -378,13 +337,13 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                         r = -EPERM;
                         goto out;
                 }
-                if (!json_is_object(v) || !get_int(u, 0, 0x7fffffff, &x))
+                if (!get_int(u, 0, KERF_MAX_ID, &x))
                         BAD("invalid_argument", "run_as: {\"uid\": N, \"gid\": N}");
                 t->rec.uid = x;
                 t->rec.gid = x;
-                if (g && !get_int(g, 0, 0x7fffffff, &x))
+                if (gid && !get_int(gid, 0, KERF_MAX_ID, &x))
                         BAD("invalid_argument", "run_as.gid: an integer");
-                if (g)
+                if (gid)
                         t->rec.gid = x;
                 json_object_foreach(v, k, tmp)
                 {
@@ -416,7 +375,7 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
                 t->rec.gid = gid;
         }
 out:
-        return r;
+        return r < 0 ? r : 0;
 }
 
 int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const char *tenant,
@@ -429,13 +388,10 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
 
         json_object_foreach(body, k, v)
         {
-                bool known = false;
-                for (const char *const *f = submit_fields; *f; f++)
-                        if (!strcmp(*f, k))
-                                known = true;
-                if (!known) {
+                if (!kerf_field_lookup(kerf_task_fields, kerf_task_fields_count, k,
+                                       attach ? KERF_FIELD_ATTACH : KERF_FIELD_SUBMIT, msg,
+                                       msglen)) {
                         *ret_code = "unknown_field";
-                        snprintf(msg, msglen, "%s: unknown field", k);
                         return -EINVAL;
                 }
         }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_config_fields.c - kerfd.yaml's limits: descriptors (config_fields.c): defaults valid and
+ * applied, bounds in order, and docs/DAEMON.md's "Configuration reference" row of each key
+ * giving its default and its bounds */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_fields.h"
+
+static void test_defaults(void **st)
+{
+        kerfd_config c;
+        (void)st;
+        memset(&c, 0, sizeof(c));
+        assert_int_equal(kerfd__cfg_limits_defaults(&c), 0);
+        assert_int_equal(c.max_body, 64 * KERF_KIB);
+        assert_int_equal(c.max_tasks, 100000);
+        assert_true(c.submit_rate == 0.0);
+        assert_int_equal(c.submit_burst, 100);
+        assert_int_equal(c.grace_s, 10);
+        assert_int_equal(c.tick_ms, 50);
+        assert_int_equal(c.threads, 4);
+        assert_int_equal(c.min_lease_s, 30);
+        assert_int_equal(c.max_conns, 256);
+        assert_int_equal(c.max_conns_per_peer, 32);
+        assert_int_equal(c.admin_conns, 32);
+        assert_int_equal(c.request_timeout_s, 10);
+        for (size_t i = 0; i < kerfd_limits_keys_count; i++) {
+                const kerf_field *f = &kerfd_limits_keys[i].f;
+                if (f->min > f->max || !f->help || !*f->help)
+                        fail_msg("limits.%s: bounds %lld..%lld or no help", f->name,
+                                 (long long)f->min, (long long)f->max);
+                for (size_t j = 0; j < i; j++)
+                        assert_string_not_equal(f->name, kerfd_limits_keys[j].f.name);
+        }
+        /* a key's slot is its own: storing one value changes that member only */
+        kerfd_config d = c;
+        kerfd__cfg_key_store(&d, &kerfd_limits_keys[6], 7); /* threads */
+        assert_string_equal(kerfd_limits_keys[6].f.name, "threads");
+        assert_int_equal(d.threads, 7);
+        d.threads = c.threads;
+        assert_memory_equal(&c, &d, sizeof(c));
+}
+
+/* The bounds of f as docs/DAEMON.md writes them: "1..256", "1KiB..64MiB", "0s..1h". */
+static void bounds_words(const kerf_field *f, char *buf, size_t len)
+{
+        char a[KERF_UNITS_BUF], b[KERF_UNITS_BUF];
+        if (f->type == KERF_FIELD_SIZE)
+                snprintf(buf, len, "%s..%s", kerf_format_size((uint64_t)f->min, a, sizeof(a)),
+                         kerf_format_size((uint64_t)f->max, b, sizeof(b)));
+        else if (f->type == KERF_FIELD_DURATION)
+                snprintf(buf, len, "%s..%s", kerf_format_duration((uint64_t)f->min, a, sizeof(a)),
+                         kerf_format_duration((uint64_t)f->max, b, sizeof(b)));
+        else
+                snprintf(buf, len, "%lld..%lld", (long long)f->min, (long long)f->max);
+}
+
+static void test_daemon_md(void **st)
+{
+        FILE *fp = fopen(KERF_SOURCE_DIR "/docs/DAEMON.md", "r");
+        char line[2048];
+        int bad = 0;
+        bool seen[64] = {false};
+        (void)st;
+        assert_non_null(fp);
+        while (fgets(line, sizeof(line), fp)) {
+                if (strncmp(line, "| `limits.", 10) != 0)
+                        continue;
+                char *name = line + 10, *e = strchr(name, '`');
+                assert_non_null(e);
+                *e = '\0';
+                const kerfd_cfg_key *k = NULL;
+                for (size_t i = 0; i < kerfd_limits_keys_count; i++)
+                        if (!strcmp(kerfd_limits_keys[i].f.name, name)) {
+                                k = &kerfd_limits_keys[i];
+                                seen[i] = true;
+                        }
+                if (!k) {
+                        fprintf(stderr, "docs/DAEMON.md: limits.%s: no such key\n", name);
+                        bad++;
+                        continue;
+                }
+                /* | `limits.KEY` | DEFAULT | MEANING; BOUNDS | */
+                char *def = strchr(e + 1, '|'), *mean, *end;
+                assert_non_null(def);
+                def++;
+                mean = strchr(def, '|');
+                assert_non_null(mean);
+                *mean++ = '\0';
+                end = strrchr(mean, '|');
+                if (end)
+                        *end = '\0';
+                while (*def == ' ')
+                        def++;
+                for (char *t = def + strlen(def); t > def && t[-1] == ' ';)
+                        *--t = '\0';
+                char want[64];
+                bounds_words(&k->f, want, sizeof(want));
+                if (strcmp(def, k->f.def) || !strstr(mean, want)) {
+                        fprintf(stderr,
+                                "docs/DAEMON.md: limits.%s: default [%s] meaning [%s]; want "
+                                "default [%s] and bounds [%s] in the meaning\n",
+                                name, def, mean, k->f.def, want);
+                        bad++;
+                }
+        }
+        fclose(fp);
+        for (size_t i = 0; i < kerfd_limits_keys_count; i++)
+                if (!seen[i]) {
+                        fprintf(stderr, "docs/DAEMON.md: no row for limits.%s\n",
+                                kerfd_limits_keys[i].f.name);
+                        bad++;
+                }
+        assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_defaults),
+            cmocka_unit_test(test_daemon_md),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
