@@ -439,6 +439,8 @@ int cli_logs(cli *c, int argc, char **argv)
         int ex = one_id(c, argc, argv, &id);
         if (ex)
                 return ex;
+        if (c->json) /* its own --json flag (the global one is refused by main) */
+                return cli_json_refuse("logs");
         long long off = 0;
         bool eof = false;
         do {
