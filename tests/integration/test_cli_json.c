@@ -39,7 +39,7 @@ static const struct jcase {
     {"quota", JSON, {"alice"}},
     {"queue", JSON, {NULL}},
     {"audit", JSON, {NULL}},
-    {"top", REFUSED, {"--once"}},
+    {"top", JSON, {NULL}},
     {"version", JSON, {NULL}},
     {"suspend", JSON, {"@SLICE"}},
     {"resume", JSON, {"@SLICE"}},
