@@ -8,8 +8,8 @@
  *
  *   kerf_backend_open(kerf_backend_nvml_ops(), &opts, &b)     dlopen NVML, init, discover
  *     kerf_backend_gpu_count / _gpu_get / _versions_get         discovery
- *     kerf_backend_sync_sched(b, s, NULL, 0, NULL)               adopt existing MIG instances
- *     loop: kerf_sched_step -> kerf_backend_sync_sched(b, s, decisions, n, results)
+ *     kerf_backend_mig_list / _mig_create / _mig_destroy        MIG instances (kerfd's recovery
+ *                                                               adopts, its MIG executor acts)
  *     kerf_backend_watch_start(b, &watch)                       XID / GPU-lost events
  *   kerf_backend_close(b)                                       stops the watcher, shutdown
  *
@@ -27,7 +27,6 @@
 #include <stdint.h>
 
 #include "kerf/core.h"
-#include "kerf/sched.h"
 
 #define KERF_BACKEND_ERR_LEN         256
 #define KERF_BACKEND_NO_ID           0xFFFFFFFFu /* gi/ci id of a whole GPU / unattributed */
@@ -287,26 +286,5 @@ int kerf_backend_proc_util_list(kerf_backend *b, unsigned gpu, uint64_t since_us
 int kerf_backend_watch_start(kerf_backend *b, const kerf_backend_watch *w);
 /* Stops the watcher and joins it (within about one poll period). Idempotent. */
 void kerf_backend_watch_stop(kerf_backend *b);
-
-/* ---- scheduler glue ------------------------------------------------------------------------ */
-
-typedef struct kerf_backend_sync_stats {
-        unsigned adopted;   /* instances found on the device and declared to the scheduler */
-        unsigned created;   /* MIG_CREATE executed and confirmed */
-        unsigned destroyed; /* MIG_DESTROY executed and confirmed */
-        unsigned refused;   /* MIG actions the backend refused (reported to the scheduler) */
-        unsigned unmatched; /* backend GPUs that are not in the fleet (by uuid) */
-} kerf_backend_sync_stats;
-
-/* What kerfd calls at start and after every kerf_sched_step():
- *  1. adopts every MIG instance the backend sees on the fleet's GPUs (matched by UUID) that
- *     the scheduler does not know yet (kerf_sched_mig_adopt);
- *  2. executes each MIG_CREATE / MIG_DESTROY of decisions[0..n) through the backend and
- *     confirms it with kerf_sched_mig_done() (0, or the backend's negative code).
- * Other decision kinds are ignored. `results` (may be NULL) receives, per decision, 0 or the
- * negative code of its MIG action. Returns the number of refused actions (>= 0), or a
- * negative code when the scheduler state could not be read. `stats` may be NULL. */
-int kerf_backend_sync_sched(kerf_backend *b, kerf_sched *s, const kerf_decision *decisions,
-                            size_t n, int *results, kerf_backend_sync_stats *stats);
 
 #endif /* KERF_BACKEND_H */

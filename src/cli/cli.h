@@ -32,6 +32,10 @@ typedef struct cli {
 /* One verb. argv[0] is the verb name. Returns the process exit code. */
 typedef int (*cli_verb_fn)(cli *c, int argc, char **argv);
 
+/* main.c: prints "kerf VERB: --json is not supported; <why>" (the verb table's reason) and
+ * returns KERF_EXIT_USAGE. */
+int cli_json_refuse(const char *verb);
+
 /* out.c */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Calls kerfd; on success returns 0 and, when ret_json is not NULL, the parsed JSON body (or

@@ -586,6 +586,16 @@ int cli_top(cli *c, int argc, char **argv)
                         json_decref(u);
                         return ex;
                 }
+                if (c->json) { /* one document, once: {"gpus", "units", "tasks"} */
+                        json_t *j = json_pack("{s:o, s:o, s:o}", "gpus", g, "units", u, "tasks", t);
+                        if (!j) {
+                                cli_err("top: out of memory");
+                                return KERF_EXIT_REFUSED;
+                        }
+                        cli_print_json(j);
+                        json_decref(j);
+                        return 0;
+                }
                 if (!once)
                         fputs("\033[H\033[2J", stdout);
                 time_t now = time(NULL);

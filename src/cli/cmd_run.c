@@ -265,6 +265,10 @@ int cli_run(cli *c, int argc, char **argv)
         ex = cli_parse_run_request(c, argc, argv, &req);
         if (ex)
                 return ex < 0 ? 0 : ex;
+        if (c->json) { /* its own --json flag (the global one is refused by main) */
+                json_decref(req);
+                return cli_json_refuse("run");
+        }
         if ((ex = apply_run_flags(req, &rf))) {
                 json_decref(req);
                 return ex;

@@ -365,17 +365,22 @@ int cli_logs(cli *c, int argc, char **argv)
         int ex = one_id(c, argc, argv, &id);
         if (ex)
                 return ex;
-        long long off = 0;
+        if (c->json) /* its own --json flag (the global one is refused by main) */
+                return cli_json_refuse("logs");
+        long long off = 0, was;
         bool eof = false;
-        do {
+        for (;;) {
+                was = off;
                 if ((ex = cli_pump(c, id, err ? "stderr" : "stdout", &off, err ? stderr : stdout,
                                    &eof)))
                         return ex;
-                if (follow && !eof) {
-                        struct timespec ts = {0, 200 * 1000 * 1000};
-                        nanosleep(&ts, NULL);
-                }
-        } while (follow && !eof);
+                if (off - was == 65536 && !eof) /* a full page: the log goes on */
+                        continue;
+                if (!follow || eof)
+                        break;
+                struct timespec ts = {0, 200 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
         return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kerf/units.h"
 
 uint64_t kerf__task_mem_on(const stask *t, const sgpu *g)
 {
@@ -179,13 +180,13 @@ found:
                 uint64_t need = t->mem_permille ? 0 : t->mem_req;
                 if (need && total_free_mem >= need && max_mem < need) {
                         if ((x = kerf__detail(d, MSG_SHARE_FRAGMENTED))) {
-                                x->a = total_free_mem / KERF_MIB;
-                                x->b = max_mem / KERF_MIB;
+                                x->a = total_free_mem;
+                                x->b = max_mem;
                         }
                         return KERF_WHY_FRAGMENTED;
                 }
                 if ((x = kerf__detail(d, MSG_SHARE_NO_FIT))) {
-                        x->a = need / KERF_MIB;
+                        x->a = need;
                         x->b = comp;
                 }
                 return KERF_WHY_NO_FIT;
@@ -723,15 +724,15 @@ bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind ro
         }
         if (!text)
                 return false;
+        char x[KERF_UNITS_BUF], y[KERF_UNITS_BUF];
         if (route == KERF_UNIT_MIG)
-                snprintf(text, len,
-                         "no MIG-enabled GPU has a profile with %llu MiB and %u%% compute%s",
-                         (unsigned long long)(t->mem_req / KERF_MIB), t->compute,
+                snprintf(text, len, "no MIG-enabled GPU has a profile with %s and %u%% compute%s",
+                         kerf_format_size(t->mem_req, x, sizeof(x)), t->compute,
                          t->mig_name[0] ? " of that name" : "");
         else if (t->mem_req > max_mem)
-                snprintf(text, len, "%llu MiB requested, the largest allowed GPU has %llu MiB",
-                         (unsigned long long)(t->mem_req / KERF_MIB),
-                         (unsigned long long)(max_mem / KERF_MIB));
+                snprintf(text, len, "%s requested, the largest allowed GPU has %s",
+                         kerf_format_size(t->mem_req, x, sizeof(x)),
+                         kerf_format_size(max_mem, y, sizeof(y)));
         else if (route != KERF_UNIT_WHOLE && t->ngpus > 1)
                 snprintf(text, len, "%s units are single-GPU; %u GPUs requested",
                          kerf_unit_kind_name(route), t->ngpus);

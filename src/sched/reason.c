@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kerf/units.h"
 
 static const char *const why_names[KERF_WHY_COUNT] = {
     [KERF_WHY_NONE] = "none",
@@ -48,13 +49,14 @@ sdetail *kerf__detail(sdetail *d, smsg msg)
         return d;
 }
 
-/* Formats an amount of resource r for people: memory in GiB, the rest as numbers. */
+/* Formats an amount of resource r for people: memory as kerf_format_size writes it (the form
+ * every reader of a size accepts), the rest as numbers. */
 static const char *fmt_res(unsigned r, uint64_t v, char *buf, size_t len)
 {
         if (v == KERF_UNLIMITED)
                 snprintf(buf, len, "unlimited");
         else if (r == KERF_RES_MEM)
-                snprintf(buf, len, "%.1f GiB", (double)v / (double)KERF_GIB);
+                kerf_format_size(v, buf, len);
         else if (r == KERF_RES_COMPUTE)
                 snprintf(buf, len, "%llu%% compute", (unsigned long long)v);
         else
@@ -67,6 +69,7 @@ static void detail_words(const kerf_sched *s, const sdetail *d, char *buf, size_
         unsigned long long a = d->a, b = d->b, c = d->c;
         const char *tn = d->tenant ? d->tenant->name : "?";
         char x[48], y[48], z[48];
+        _Static_assert(sizeof(x) >= KERF_UNITS_BUF, "fmt_res and kerf_format_size buffers");
         switch ((smsg)d->msg) {
         case MSG_SHARE_NO_MODEL:
                 snprintf(buf, len, "no healthy GPU of an allowed model can take a %s unit",
@@ -76,11 +79,12 @@ static void detail_words(const kerf_sched *s, const sdetail *d, char *buf, size_
                 snprintf(buf, len, "GPUs have room but their nodes lack CPU or host memory");
                 break;
         case MSG_SHARE_FRAGMENTED:
-                snprintf(buf, len, "%llu MiB free in total but at most %llu MiB on any one GPU", a,
-                         b);
+                snprintf(buf, len, "%s free in total but at most %s on any one GPU",
+                         kerf_format_size(a, x, sizeof(x)), kerf_format_size(b, y, sizeof(y)));
                 break;
         case MSG_SHARE_NO_FIT:
-                snprintf(buf, len, "no GPU has %llu MiB and %llu%% compute free", a, b);
+                snprintf(buf, len, "no GPU has %s and %llu%% compute free",
+                         kerf_format_size(a, x, sizeof(x)), b);
                 break;
         case MSG_SHARE_MULTI:
                 snprintf(buf, len, "shares are single-GPU");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kerf/units.h"
 
 /* The queue whose head goes next: among tenants with an unblocked queue, the lowest weighted
  * dominant share (ties: tenant creation order); within the tenant, the best head. With
@@ -70,7 +71,7 @@ int kerf__start(kerf_sched *s, stask *t, splan *plan, const char *why)
         s->st.running++;
         s->st.placed++;
         sunit *u = t->units[0];
-        char w[KERF_TEXT_LEN];
+        char w[KERF_TEXT_LEN], sz[KERF_UNITS_BUF];
         if (t->route == KERF_UNIT_MIG)
                 snprintf(w, sizeof(w), "placed on MIG instance %s (unit %llu) of GPU %u",
                          u->prof->name, (unsigned long long)u->id, u->gpu);
@@ -79,10 +80,10 @@ int kerf__start(kerf_sched *s, stask *t, splan *plan, const char *why)
                          t->n_units > 1 ? "s" : "", u->gpu,
                          t->borrowing ? " (on borrowed quota)" : "");
         else
-                snprintf(
-                    w, sizeof(w), "placed as a %s of GPU %u: %llu MiB, %u%% compute guaranteed%s",
-                    kerf_unit_kind_name(t->route), u->gpu, (unsigned long long)(u->mem / KERF_MIB),
-                    u->compute, t->borrowing ? " (on borrowed quota)" : "");
+                snprintf(w, sizeof(w), "placed as a %s of GPU %u: %s, %u%% compute guaranteed%s",
+                         kerf_unit_kind_name(t->route), u->gpu,
+                         kerf_format_size(u->mem, sz, sizeof(sz)), u->compute,
+                         t->borrowing ? " (on borrowed quota)" : "");
         kerf__reason_set(&t->reason, KERF_WHY_PLACED, 0, "%s%s", pre, w);
         return kerf__emit(s, KERF_DEC_START, t, &t->reason);
 }

@@ -369,7 +369,8 @@ static void test_cap(void **st)
 
         kd_setup(&K, "retention:\n  logs_after: 0\n  work_dirs_after: 0\n"
                      "  max_log_bytes: 4KiB\n  interval: 0\n");
-        a = ended_task(&K, "i=0; while [ $i -lt 1000 ]; do echo 0123456789; i=$((i+1)); done");
+        /* written in a few writes: no cut while it runs (logcap.c) comes in between */
+        a = ended_task(&K, "yes 0123456789 | head -n 1000");
         j = gc(&K, "GET", NULL, 200);
         assert_int_equal(count(j, "logs_capped"), 1);
         assert_int_equal(bytes(j, "logs_capped"), 11000 - 4096);
@@ -392,6 +393,66 @@ static void test_cap(void **st)
         j = gc(&K, "POST", NULL, 200);
         assert_int_equal(count(j, "logs_capped"), 0);
         json_decref(j);
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
+/* A running task's log over max_log_bytes is cut while it runs (logcap.c): the task keeps
+ * running, the log stays near the cap, its head, a marker and its latest output are kept, an
+ * event records the cut, and kerf logs shows the latest line. */
+static void test_cap_running(void **st)
+{
+        kd K;
+        char p[512], out[200000];
+        unsigned long long a;
+        struct stat sb;
+        json_t *t;
+        char *text = NULL;
+        long long biggest = 0;
+        (void)st;
+
+        kd_setup(&K, "retention:\n  logs_after: 0\n  work_dirs_after: 0\n"
+                     "  max_log_bytes: 64KiB\n  interval: 0\n");
+        /* about 20 KB/s for 6 s (120 KB), then a last line, then it stays */
+        a = kd_submit(&K,
+                      "{\"tenant\":\"alice\",\"command\":[\"/bin/sh\",\"-c\",\"i=0; while [ $i -lt "
+                      "600 ]; do i=$((i+1)); printf 'line %d %0180d\\\\n' $i 0; sleep 0.01; done; "
+                      "echo LAST-LINE; sleep 60\"]}",
+                      NULL);
+        json_decref(kd_wait_task(&K, a, "running", 15000));
+        snprintf(p, sizeof(p), "%s/state/logs/%llu.out", K.dir, a);
+        for (int i = 0; i < 200; i++) { /* up to 20 s */
+                if (stat(p, &sb) == 0 && sb.st_size > biggest)
+                        biggest = sb.st_size;
+                free(text);
+                text = kd_read(p);
+                if (text && strstr(text, "LAST-LINE") && strstr(text, "[kerf: log cut while"))
+                        break;
+                kd_sleep_ms(100);
+        }
+        assert_non_null(text);
+        print_message("largest log size seen: %lld bytes (cap 65536)\n", biggest);
+        /* the cap, plus what the task writes between two checks (about 1 s: 20 KB) */
+        assert_true(biggest <= 65536 + 40000);
+        assert_non_null(strstr(text, "LAST-LINE"));
+        assert_true(strncmp(text, "line 1 ", 7) == 0); /* the head is kept */
+        assert_non_null(strstr(text, "[kerf: log cut while running by retention.max_log_bytes "
+                                     "(65536 bytes); "));
+        assert_non_null(strstr(text, "line 600 "));
+        free(text);
+        t = kd_wait_task(&K, a, "running", 1000); /* it was not killed */
+        assert_non_null(t);
+        json_decref(t);
+        t = kd_event(&K, "log_cut", "its stdout log went over retention.max_log_bytes");
+        assert_non_null(t);
+        json_decref(t);
+        /* kerf logs: the whole log, the latest output last */
+        snprintf(p, sizeof(p), "logs %llu", a);
+        assert_int_equal(kerf(&K, p, out, sizeof(out)), 0);
+        assert_non_null(strstr(out, "[kerf: log cut while running"));
+        assert_non_null(strstr(out, "line 600 "));
+        assert_non_null(strstr(out, "LAST-LINE\n"));
+        assert_true(strlen(out) <= 65536);
         kd_stop(&K);
         kd_cleanup(&K);
 }
@@ -577,6 +638,7 @@ int main(void)
             cmocka_unit_test(test_collect),
             cmocka_unit_test(test_partial_then_crash),
             cmocka_unit_test(test_cap),
+            cmocka_unit_test(test_cap_running),
             cmocka_unit_test(test_rows),
             cmocka_unit_test(test_ticker),
             cmocka_unit_test(test_kill_mid_pass),

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_mig.c - the MIG path end to end on the simulated fleet: an inference/high task gets a
- * MIG instance created through the fake NVML, sees it in CUDA_VISIBLE_DEVICES; a larger
- * profile makes kerfd destroy the idle instance and create the bigger one */
+/* test_mig.c - the MIG path end to end on the simulated fleet (kerfd is the one MIG executor:
+ * src/daemon/migop.c, recover.c): an inference/high task gets a MIG instance created through
+ * the fake NVML, sees it in CUDA_VISIBLE_DEVICES; a larger profile makes kerfd destroy the idle
+ * instance and create the bigger one; instances found at start are adopted once; an instance
+ * destroyed by hand is confirmed as destroyed; a create the device refuses is recorded and the
+ * task waits until it can be made */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -106,10 +109,185 @@ static void test_mig_lifecycle(void **st)
         kd_cleanup(&K);
 }
 
+/* The unit of `kind` "mig" on `gpu` with `profile` in GET /v1/units: its id (0 when none);
+ * *count receives how many such units are listed. */
+static unsigned long long mig_unit(int gpu, const char *profile, int *count, char *uuid, size_t cap)
+{
+        long s;
+        size_t i;
+        json_t *units = kd_call(&K, "GET", "/v1/units", NULL, NULL, &s, NULL), *it;
+        unsigned long long id = 0;
+        *count = 0;
+        assert_int_equal(s, 200);
+        json_array_foreach(json_object_get(units, "items"), i, it)
+        {
+                const char *k = json_string_value(json_object_get(it, "kind"));
+                const char *p = json_string_value(json_object_get(it, "mig_profile"));
+                if (k && !strcmp(k, "mig") && p && !strcmp(p, profile) &&
+                    json_integer_value(json_object_get(it, "gpu")) == gpu) {
+                        (*count)++;
+                        id = (unsigned long long)json_integer_value(json_object_get(it, "id"));
+                        if (uuid)
+                                snprintf(uuid, cap, "%s",
+                                         json_string_value(json_object_get(it, "mig_uuid")));
+                }
+        }
+        json_decref(units);
+        return id;
+}
+
+/* An instance made on the device while kerfd was down is adopted at start (unit row, MIG
+ * identity), used by a task of its profile without a create, and adopted once: a second
+ * restart keeps the same unit. */
+static void test_mig_adopt(void **st)
+{
+        (void)st;
+        char out[4096], uuid[96], uuid2[96];
+        unsigned long long unit, unit2, a;
+        int count;
+        json_t *u, *e;
+
+        kd_setup(&K, NULL);
+        kd_stop(&K);
+        assert_int_equal(
+            kd_sim(&K, "mig create --gpu 1 --profile 2g.35gb --start 4", out, sizeof(out)), 0);
+        kd_start(&K);
+        unit = mig_unit(1, "2g.35gb", &count, uuid, sizeof(uuid));
+        assert_int_equal(count, 1);
+        assert_memory_equal(uuid, "MIG-", 4);
+        /* a task of that profile runs on it: no create */
+        a = kd_submit(&K,
+                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                      "\"mig_profile\":\"2g.35gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
+                      NULL);
+        json_decref(kd_wait_task(&K, a, "running", 15000));
+        u = unit_of(a);
+        assert_non_null(u);
+        assert_int_equal((unsigned long long)json_integer_value(json_object_get(u, "id")), unit);
+        assert_string_equal(json_string_value(json_object_get(u, "mig_uuid")), uuid);
+        json_decref(u);
+        e = kd_event(&K, "mig_create", NULL);
+        assert_null(e);
+        /* adopted once: the next kerfd finds its stored unit again */
+        kd_stop(&K);
+        kd_start(&K);
+        unit2 = mig_unit(1, "2g.35gb", &count, uuid2, sizeof(uuid2));
+        assert_int_equal(count, 1);
+        assert_int_equal(unit2, unit);
+        assert_string_equal(uuid2, uuid);
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
+/* The idle instance kerfd would destroy was destroyed by hand: the destroy is confirmed as
+ * done and the larger instance is made in its place. */
+static void test_mig_destroy_gone(void **st)
+{
+        (void)st;
+        char out[4096], cmd[128];
+        unsigned long long a, big, big2;
+        int gpu_a, gi;
+        json_t *u, *e;
+
+        kd_setup(&K, NULL);
+        a = kd_submit(&K,
+                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"1\"]}",
+                      NULL);
+        /* long enough to read its unit while it runs */
+        json_decref(kd_wait_task(&K, a, "running", 15000));
+        u = unit_of(a);
+        assert_non_null(u);
+        gpu_a = (int)json_integer_value(json_object_get(u, "gpu"));
+        gi = (int)json_integer_value(json_object_get(u, "mig_gi"));
+        json_decref(u);
+        json_decref(kd_wait_task(&K, a, "succeeded", 15000));
+        /* the fleet's GPUs are the simulated node's, in the same order */
+        snprintf(cmd, sizeof(cmd), "mig destroy --gpu %d --gi %d", gpu_a, gi);
+        assert_int_equal(kd_sim(&K, cmd, out, sizeof(out)), 0);
+        /* fill the other MIG GPU; the next 7g needs gpu_a, where kerfd destroys first */
+        big = kd_submit(&K,
+                        "{\"tenant\":\"bob\",\"workload\":\"inference\",\"tier\":\"high\","
+                        "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
+                        NULL);
+        json_decref(kd_wait_task(&K, big, "running", 15000));
+        big2 = kd_submit(&K,
+                         "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                         "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
+                         NULL);
+        json_decref(kd_wait_task(&K, big2, "running", 15000));
+        u = unit_of(big2);
+        assert_non_null(u);
+        assert_int_equal(json_integer_value(json_object_get(u, "gpu")), gpu_a);
+        json_decref(u);
+        e = kd_event(&K, "mig_destroy", "destroyed");
+        assert_non_null(e);
+        json_decref(e);
+        e = kd_event(&K, "mig_destroy", "not destroyed");
+        assert_null(e);
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
+/* The device refuses kerfd's create (instances made by hand while the call waited, with the
+ * test hook KERFD_TEST_SLOW_LAUNCH_MS): the refusal is recorded as a mig_create event with the
+ * backend's reason, the task does not run, and it runs once the slices are free again. */
+static void test_mig_refused(void **st)
+{
+        (void)st;
+        char out[4096], cmd[128];
+        unsigned long long big;
+        unsigned gis[2];
+        json_t *e = NULL, *t;
+        long s;
+
+        setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
+        kd_setup(&K, NULL);
+        unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
+        big = kd_submit(&K,
+                        "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                        "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
+                        NULL);
+        /* kerfd waits 2 s before its create: both MIG GPUs get a small instance meanwhile */
+        for (int g = 0; g < 2; g++) {
+                snprintf(cmd, sizeof(cmd), "mig create --gpu %d --profile 1g.18gb --start 6", g);
+                assert_int_equal(kd_sim(&K, cmd, out, sizeof(out)), 0);
+                assert_int_equal(sscanf(out, "created GI %u", &gis[g]), 1);
+        }
+        for (int i = 0; i < 100 && !e; i++) {
+                e = kd_event(&K, "mig_create", "refused");
+                if (!e)
+                        kd_sleep_ms(100);
+        }
+        assert_non_null(e);
+        json_decref(e);
+        snprintf(cmd, sizeof(cmd), "/v1/tasks/%llu", big);
+        t = kd_call(&K, "GET", cmd, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_string_not_equal(json_string_value(json_object_get(t, "state")), "running");
+        json_decref(t);
+        /* the slices freed: a retry is made and the task runs */
+        for (int g = 0; g < 2; g++) {
+                snprintf(cmd, sizeof(cmd), "mig destroy --gpu %d --gi %u", g, gis[g]);
+                assert_int_equal(kd_sim(&K, cmd, out, sizeof(out)), 0);
+        }
+        t = kd_wait_task(&K, big, "running", 30000);
+        assert_non_null(t);
+        json_decref(t);
+        e = kd_event(&K, "mig_create", "created");
+        assert_non_null(e);
+        json_decref(e);
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_mig_lifecycle),
+            cmocka_unit_test(test_mig_adopt),
+            cmocka_unit_test(test_mig_destroy_gone),
+            cmocka_unit_test(test_mig_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

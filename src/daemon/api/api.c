@@ -478,6 +478,12 @@ static void task_logs(kreq *r, uint64_t id)
         buf = malloc(limit + 1);
         fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
         if (buf && fd >= 0 && fstat(fd, &sb) == 0) {
+                uint64_t max = r->node->cfg.retention.max_log_bytes;
+                uint64_t keep = kerfd__logcap_keep(max);
+                /* a follower past the end of a running task's log that was cut (logcap.c)
+                 * goes on from the cut's marker */
+                if (max && !ended && offset > (uint64_t)sb.st_size && keep < (uint64_t)sb.st_size)
+                        offset = keep;
                 got = pread(fd, buf, limit, (off_t)offset);
                 if (got < 0)
                         got = 0;

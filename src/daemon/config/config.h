@@ -58,7 +58,7 @@ typedef struct kerfd_retention_cfg {
         uint64_t work_dirs_after_s; /* default 1d */
         uint64_t tasks_after_s;     /* default 0: task rows kept forever */
         uint64_t interval_s;        /* default 1h */
-        uint64_t max_log_bytes;     /* default 1GiB, per stream of an ended task */
+        uint64_t max_log_bytes;     /* default 1GiB, per stream of a task (logcap.c, retention.c) */
 } kerfd_retention_cfg;
 
 typedef struct kerfd_config {

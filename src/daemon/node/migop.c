@@ -145,6 +145,25 @@ void kerfd__do_mig(kerfd_node *n, const kerf_decision *d)
         pthread_cond_signal(&n->kick); /* decided by an attach's step: the ticker makes it */
 }
 
+/* n->mu released: destroys the instance the decision names, found by its GPU instance id and
+ * checked by (profile, start): an id the device gave to another instance since (the one kerfd
+ * knew destroyed by hand, then another made) is not kerfd's to destroy. An instance already
+ * gone answers -ENOENT, which finish() confirms as destroyed. */
+static int destroy(kerf_backend *b, const kerfd_migop *op)
+{
+        kerf_backend_mig m[KERF_BACKEND_MAX_MIG * 2];
+        int nm = kerf_backend_mig_list(b, (unsigned)op->b, m, KERF_BACKEND_MAX_MIG * 2);
+        if (nm < 0)
+                return nm;
+        for (int i = 0; i < nm && i < KERF_BACKEND_MAX_MIG * 2; i++)
+                if (m[i].gi_id == op->gi)
+                        return m[i].start == op->d.mig_start &&
+                                       m[i].profile_id == op->d.mig_profile_id
+                                   ? kerf_backend_mig_destroy(b, (unsigned)op->b, op->gi)
+                                   : -ENOENT;
+        return -ENOENT;
+}
+
 /* n->mu released: the NVML call. */
 static void run(kerfd_node *n, kerfd_migop *op, unsigned slow_ms)
 {
@@ -158,7 +177,7 @@ static void run(kerfd_node *n, kerfd_migop *op, unsigned slow_ms)
                 op->r = kerf_backend_mig_create(n->backend, (unsigned)op->b, op->d.mig_profile_id,
                                                 op->d.mig_start, &op->m);
         else
-                op->r = kerf_backend_mig_destroy(n->backend, (unsigned)op->b, op->gi);
+                op->r = destroy(n->backend, op);
         /* the message of the last failed call on the handle: this one's unless another
          * thread's call failed in between (include/kerf/backend.h) */
         if (op->r < 0)

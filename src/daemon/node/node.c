@@ -578,6 +578,7 @@ static void *ticker(void *arg)
                                 break;
                 }
                 kerfd__retention_tick(n); /* may release n->mu for its file work */
+                kerfd__logcap_tick(n);    /* the same */
                 if (n->stopping)
                         break;
                 kerfd__tick(n);

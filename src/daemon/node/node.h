@@ -472,5 +472,11 @@ int kerfd__stage_libs(const char *from, const char *bin_dir, const char *state_d
 /* retention.c: from the ticker, n->mu held: a retention pass every retention.interval
  * (docs/DAEMON.md "Retention"); releases n->mu during the file work and takes it again. */
 void kerfd__retention_tick(kerfd_node *n);
+/* logcap.c: from the ticker, n->mu held: about once a second, the logs of the tasks that run
+ * cut to head + marker + latest output when over retention.max_log_bytes (docs/DAEMON.md
+ * "Retention"); releases n->mu during the file work and takes it again. */
+void kerfd__logcap_tick(kerfd_node *n);
+/* The bytes of head (and of tail) such a cut keeps of a log capped at `max`. */
+uint64_t kerfd__logcap_keep(uint64_t max);
 
 #endif /* KERFD_INTERNAL_H */

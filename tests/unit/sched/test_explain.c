@@ -157,12 +157,31 @@ static void pending_reason_words(void **state)
         kerf_sched_free(s);
 }
 
+/* Sizes in the words are kerf_format_size's (include/kerf/units.h), as everywhere else. */
+static void reason_sizes(void **state)
+{
+        (void)state;
+        kerf_sched *s = sched_over(fleet_h200(1, 0), NULL);
+        uint64_t mem[KERF_RES_COUNT] = {KERF_UNLIMITED, 24 * KERF_GIB + 512 * KERF_MIB,
+                                        KERF_UNLIMITED, KERF_UNLIMITED};
+        tenant_add(s, "g", NULL, mem, 1);
+        kerf_request r = req("g", KERF_WL_DEV, KERF_TIER_HIGH);
+        r.route = KERF_UNIT_SLICE;
+        r.mem_bytes = 30 * KERF_GIB;
+        uint64_t a = submit_ok(s, &r);
+        step_n(s);
+        want_reason(s, a, KERF_WHY_QUOTA,
+                    "slice: tenant g would use 30GiB, over its quota of 24.5GiB");
+        kerf_sched_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(reasons),
             cmocka_unit_test(fair_share_and_preempted),
             cmocka_unit_test(pending_reason_words),
+            cmocka_unit_test(reason_sizes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,7 +108,7 @@ static void never_fits(void **state)
         r.mem_bytes = 200 * KERF_GIB;
         r.route = KERF_UNIT_SLICE;
         assert_int_equal(kerf_sched_submit(s, &r, &id, &why), -KERF_ENEVER);
-        assert_true(contains(why.text, "204800 MiB"));
+        assert_true(contains(why.text, "200GiB requested"));
 
         /* 9 GPUs on 8-GPU nodes */
         r = req("acme", KERF_WL_TRAINING, KERF_TIER_HIGH);
