@@ -507,6 +507,12 @@ static void recover_one(kerfd_node *n, dtask *t)
                 kerfd__task_end(n, t, "failed", "failure", "kerfd", why.text);
                 return;
         }
+        /* a hold outlives the restart (control.c); the words are those the hold recorded */
+        if (t->rec.held[0]) {
+                char held[64];
+                snprintf(held, sizeof(held), "held by %s", t->rec.held);
+                (void)kerf_sched_task_hold(n->sched, t->rec.id, held);
+        }
         if (strcmp(t->rec.state, "pending") != 0) {
                 kerfd_tx *x = kerfd__tx_new("task.pending", t->rec.id);
                 kerf_store_unit *su = NULL;
@@ -714,6 +720,7 @@ int kerfd__recover(kerfd_node *n)
         }
         adopt_migs(n);
         kerfd__fault_restore(n);
+        kerfd__drain_restore(n);
         kerfd__fence_init(n);
         if ((r = kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev)) < 0) {
                 log_error("store: reading ids: %s", kerf_store_errmsg(n->store));
