@@ -11,15 +11,21 @@ static const struct {
         cli_verb_fn fn;
         bool local; /* runs without kerfd */
 } verbs[] = {
-    {"submit", cli_submit, false},   {"run", cli_run, false},         {"ls", cli_ls, false},
-    {"show", cli_show, false},       {"cancel", cli_cancel, false},   {"logs", cli_logs, false},
-    {"explain", cli_explain, false}, {"gpus", cli_gpus, false},       {"units", cli_units, false},
-    {"tenants", cli_tenants, false}, {"tenant", cli_tenants, false},  {"quota", cli_quota, false},
-    {"queue", cli_queue, false},     {"audit", cli_audit, false},     {"top", cli_top, false},
-    {"version", cli_version, false}, {"suspend", cli_suspend, false}, {"resume", cli_resume, false},
-    {"cost", cli_cost, false},       {"export", cli_export, false},   {"cdi", cli_cdi, false},
-    {"slurm", cli_slurm, false},     {"history", cli_history, false}, {"gc", cli_gc, false},
-    {"replay", NULL, true},
+    {"submit", cli_submit, false},   {"run", cli_run, false},
+    {"ls", cli_ls, false},           {"show", cli_show, false},
+    {"cancel", cli_cancel, false},   {"logs", cli_logs, false},
+    {"explain", cli_explain, false}, {"gpus", cli_gpus, false},
+    {"units", cli_units, false},     {"tenants", cli_tenants, false},
+    {"tenant", cli_tenants, false},  {"quota", cli_quota, false},
+    {"queue", cli_queue, false},     {"audit", cli_audit, false},
+    {"top", cli_top, false},         {"version", cli_version, false},
+    {"suspend", cli_suspend, false}, {"resume", cli_resume, false},
+    {"cost", cli_cost, false},       {"export", cli_export, false},
+    {"cdi", cli_cdi, false},         {"slurm", cli_slurm, false},
+    {"history", cli_history, false}, {"gc", cli_gc, false},
+    {"replay", NULL, true},          {"hold", cli_hold, false},
+    {"release", cli_release, false}, {"update", cli_update, false},
+    {"gpu", cli_gpu, false},
 };
 
 int main(int argc, char **argv)
