@@ -38,7 +38,7 @@ static int hold_verb(cli *c, int argc, char **argv, bool on)
         int opt, ex = 0;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+:hj", lo, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, ":hj", lo, NULL)) != -1) {
                 switch (opt) {
                 case 'j':
                         c->json = true;
@@ -112,7 +112,7 @@ int cli_update(cli *c, int argc, char **argv)
         int opt, ex = KERF_EXIT_USAGE;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+:hj", lo, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, ":hj", lo, NULL)) != -1) {
                 switch (opt) {
                 case O_PRIO: {
                         char *end;

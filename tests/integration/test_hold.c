@@ -21,9 +21,9 @@ static kd K;
 #define kerf(...)          kd_cli_runv(&K, NULL, NULL, __VA_ARGS__, (char *)NULL)
 #define kerf_tok(tok, ...) kd_cli_runv(&K, NULL, tok, __VA_ARGS__, (char *)NULL)
 
-/* all eight GPUs of the fleet (examples/fleet-8xh200.yaml), whole */
+/* the six whole GPUs of the fleet (examples/fleet-8xh200.yaml: 0 and 1 are in MIG mode) */
 #define ALL_GPUS(tenant, prio)                                                                     \
-        "{\"tenant\":\"" tenant "\",\"workload\":\"training\",\"route\":\"whole\",\"gpus\":8,"     \
+        "{\"tenant\":\"" tenant "\",\"workload\":\"training\",\"route\":\"whole\",\"gpus\":6,"     \
         "\"priority\":" #prio ",\"command\":[\"/bin/sleep\",\"300\"]}"
 
 static int setup(void **st)
@@ -85,6 +85,18 @@ static long patch(unsigned long long id, const char *body, const char *tok, char
         return status;
 }
 
+/* Waits for `id` to run; on failure prints the task as it is. */
+static void running(unsigned long long id)
+{
+        json_t *t = kd_wait_task(&K, id, "running", 20000);
+        if (!t) {
+                json_t *now = task(id);
+                char *txt = json_dumps(now, JSON_COMPACT);
+                fail_msg("task %llu did not start: %s", id, txt);
+        }
+        json_decref(t);
+}
+
 static void cancel(unsigned long long id)
 {
         kd_out o = kerf("cancel", ids(id));
@@ -100,9 +112,8 @@ static void test_hold_release_update(void **st)
         char *tok = kd_token(&K, "alice");
         char msg[512];
         unsigned long long b = kd_submit(&K, ALL_GPUS("bob", 0), NULL);
-        json_t *t = kd_wait_task(&K, b, "running", 20000);
-        assert_non_null(t);
-        json_decref(t);
+        running(b);
+        json_t *t;
 
         /* an admin holds X: pending, "held by admin" in kerf ls; alice cannot release it */
         unsigned long long x = kd_submit(&K, ALL_GPUS("alice", 0), NULL);
@@ -228,17 +239,17 @@ static void test_drain_restart_resume(void **st)
         (void)st;
         char *tok = kd_token(&K, "alice");
         long status = 0;
-        kd_out o = kerf_tok(tok, "gpu", "drain", "0");
+        kd_out o = kerf_tok(tok, "gpu", "drain", "2");
         kd_cli_assert_one_error(&o, 5); /* admin only */
         kd_out_fini(&o);
-        o = kerf("gpu", "drain", "0", "--reason", "fan check");
+        o = kerf("gpu", "drain", "2", "--reason", "fan check");
         kd_cli_assert_code(&o, 0);
-        assert_non_null(strstr(o.out, "GPU 0 is draining"));
+        assert_non_null(strstr(o.out, "GPU 2 is draining"));
         kd_out_fini(&o);
-        o = kerf("gpu", "drain", "0");
+        o = kerf("gpu", "drain", "2");
         kd_cli_assert_one_error(&o, 1); /* already */
         kd_out_fini(&o);
-        o = kerf("gpu", "drian", "0");
+        o = kerf("gpu", "drian", "2");
         kd_cli_assert_one_error(&o, 2);
         assert_non_null(strstr(o.err, "did you mean drain"));
         kd_out_fini(&o);
@@ -246,10 +257,10 @@ static void test_drain_restart_resume(void **st)
         kd_cli_assert_code(&o, 0);
         assert_non_null(strstr(o.out, "DRAIN"));
         kd_out_fini(&o);
-        assert_true(gpu_draining(0));
-        assert_false(gpu_draining(1));
+        assert_true(gpu_draining(2));
+        assert_false(gpu_draining(3));
 
-        /* a one-GPU task goes elsewhere; an eight-GPU one waits, saying why */
+        /* a one-GPU task goes elsewhere; a six-GPU one waits, saying why */
         unsigned long long one =
             kd_submit(&K,
                       "{\"tenant\":\"alice\",\"workload\":\"training\",\"route\":\"whole\","
@@ -259,13 +270,13 @@ static void test_drain_restart_resume(void **st)
         assert_non_null(t);
         assert_int_not_equal(json_integer_value(json_object_get(
                                  json_array_get(json_object_get(t, "units"), 0), "gpu")),
-                             0);
+                             2);
         json_decref(t);
         unsigned long long all = kd_submit(&K, ALL_GPUS("alice", 0), NULL);
         kd_sleep_ms(500);
         t = task(all);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
-        assert_non_null(strstr(reason_text(t), "GPU 0 is draining"));
+        assert_non_null(strstr(reason_text(t), "GPU 2 is draining"));
         json_decref(t);
         unsigned long long held = kd_submit(&K, ALL_GPUS("bob", 0), NULL);
         o = kerf("hold", ids(held));
@@ -273,13 +284,13 @@ static void test_drain_restart_resume(void **st)
         char *raw = NULL;
         json_decref(kd_call(&K, "GET", "/metrics", NULL, NULL, &status, &raw));
         assert_non_null(raw);
-        assert_non_null(strstr(raw, "kerf_gpu_draining{gpu=\"0\""));
+        assert_non_null(strstr(raw, "kerf_gpu_draining{gpu=\"2\""));
         free(raw);
 
         /* both survive a restart */
         kd_stop(&K);
         kd_start(&K);
-        assert_true(gpu_draining(0));
+        assert_true(gpu_draining(2));
         t = task(held);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
         assert_string_equal(json_string_value(json_object_get(t, "held")), "admin");
@@ -293,18 +304,18 @@ static void test_drain_restart_resume(void **st)
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
         json_decref(t);
 
-        /* resume: placed on all eight, GPU 0 included */
+        /* resume: placed on all six, GPU 2 included */
         cancel(one);
-        o = kerf("gpu", "resume", "0");
+        o = kerf("gpu", "resume", "2");
         kd_cli_assert_code(&o, 0);
         kd_out_fini(&o);
-        assert_false(gpu_draining(0));
+        assert_false(gpu_draining(2));
         t = kd_wait_task(&K, all, "running", 20000);
         assert_non_null(t);
         json_decref(t);
 
         /* drain --wait returns once the GPU is empty */
-        char *const args[] = {"gpu", "drain", "0", "--wait", NULL};
+        char *const args[] = {"gpu", "drain", "2", "--wait", NULL};
         pid_t p = kd_cli_spawn(&K, "wait", NULL, NULL, args);
         kd_sleep_ms(1000);
         assert_true(kd_pid_alive(p));
@@ -312,9 +323,9 @@ static void test_drain_restart_resume(void **st)
         int code = kd_cli_reap(p, 20000);
         kd_out w = kd_cli_collect(&K, "wait", code);
         kd_cli_assert_code(&w, 0);
-        assert_non_null(strstr(w.out, "GPU 0 is drained"));
+        assert_non_null(strstr(w.out, "GPU 2 is drained"));
         kd_out_fini(&w);
-        o = kerf("gpu", "resume", "0");
+        o = kerf("gpu", "resume", "2");
         ok(&o);
         o = kerf("release", ids(held));
         ok(&o);
