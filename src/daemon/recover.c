@@ -26,6 +26,8 @@
  *   load_tenants     config tenants upserted, API-created ones read back -> sched
  *   adopt_migs       backend MIG instances -> kerf_sched_mig_adopt_id (stored unit ids kept);
  *                    stored MIG units missing on the device are "vanished"
+ *   fault_restore    GPUs/units left out of service -> kerf_sched_fault
+ *   drain_restore    stored drains (gpu_drains) -> kerf_sched_gpu_drain (control.c)
  *   recover_tasks    unfinished tasks in id order:
  *                      had a process: alive (pid + starttime), or its supervisor's status
  *                      file recorded its end or the supervisor lives -> kerf_exec_adopt +
@@ -33,7 +35,8 @@
  *                      was down is collected by the first reap, with its true status);
  *                      gone without a record -> failed (status unknown), reclaimed
  *                      "starting" without a pid: the status file, else /proc, names it
- *                      pending -> kerf_sched_submit_id (same id)
+ *                      pending -> kerf_sched_submit_id (same id), + kerf_sched_task_hold
+ *                      when its record is held
  *   kerf_exec_sweep  status files of tasks already ended in the store are removed
  *   each reconciliation is logged and recorded as an event
  */
