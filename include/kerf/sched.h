@@ -107,6 +107,10 @@ int kerf_policy_set_routes(kerf_policy *p, kerf_workload w, kerf_tier t,
 
 /* ---- requests and tasks ----------------------------------------------------------------- */
 
+/* The bounds of a task's priority (submit and kerf_sched_task_update). */
+#define KERF_PRIORITY_MIN (-1000)
+#define KERF_PRIORITY_MAX 1000
+
 /* A task's request. Strings are copied by kerf_sched_submit. */
 typedef struct kerf_request {
         const char *name;   /* optional, <= 63 chars */
@@ -134,7 +138,7 @@ typedef struct kerf_request {
          * launcher such as Slurm counted. Implies route mig and the instance's profile; the task
          * waits while the instance is busy and is never given another; 0 = any instance. */
         uint64_t mig_unit_pin;
-        int priority; /* higher runs first; -1000..1000 */
+        int priority; /* higher runs first; KERF_PRIORITY_MIN..KERF_PRIORITY_MAX */
         bool preemptible;
         uint64_t max_runtime_s; /* enforced by the executor; backfill counts on it; 0 = none */
         uint64_t idle_timeout_s;
@@ -169,6 +173,7 @@ typedef enum kerf_why {
         KERF_WHY_FAULT,           /* its GPU or MIG instance faulted */
         KERF_WHY_BACKEND_REFUSED, /* the backend refused to create its unit */
         KERF_WHY_NOT_TRIED,       /* not yet considered */
+        KERF_WHY_HELD,            /* held (kerf_sched_task_hold): never started until released */
         KERF_WHY_COUNT
 } kerf_why;
 const char *kerf_why_name(kerf_why w); /* machine-readable: "quota", "no_fit", ... */
@@ -204,6 +209,8 @@ typedef struct kerf_task_info {
         kerf_reason reason;             /* last decision about it */
         bool backfilled;                /* placed ahead of a blocked head of its queue (backfill or
                                          * best-effort); the START reason says why it was safe */
+        bool held;                      /* pending and held (kerf_sched_task_hold) */
+        uint64_t max_runtime_s, idle_timeout_s;
 } kerf_task_info;
 
 /* ---- units and GPUs --------------------------------------------------------------------- */
@@ -226,6 +233,7 @@ typedef struct kerf_gpu_state {
         unsigned gpu;
         kerf_gpu_mode mode;
         bool faulted;
+        bool draining; /* kerf_sched_gpu_drain: nothing new is placed on it */
         unsigned n_units;
         uint64_t mem_total, mem_reserved;
         unsigned compute_reserved; /* percent */
@@ -319,6 +327,38 @@ int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, u
                      size_t max);
 /* Makes a faulted GPU (unit == 0: the GPU and its faulted MIG units) or unit usable again. */
 int kerf_sched_recover(kerf_sched *s, unsigned gpu, uint64_t unit);
+
+/* ---- holds, updates and draining (docs/SCHEDULER.md "Holds, updates and draining") ------- */
+
+/* Holds pending task `task`: it stays PENDING with reason KERF_WHY_HELD and the words `text`
+ * (e.g. "held by admin"; NULL = "held") but leaves its queue, so it is never started, never
+ * preempts and never blocks the tasks behind it (it is no queue head in strict mode). Holding
+ * a held task only changes its words. 0, -EINVAL, -ENOENT (no such task) or -KERF_ESTATE (not
+ * pending). */
+int kerf_sched_task_hold(kerf_sched *s, uint64_t task, const char *text);
+/* Puts a held task back in its queue, at the place its priority and submission order give it
+ * (it keeps its submission order). 0, -EINVAL, -ENOENT, or -KERF_ESTATE (not held). */
+int kerf_sched_task_release(kerf_sched *s, uint64_t task);
+
+/* The fields kerf_sched_task_update changes: each with its set_* flag. */
+typedef struct kerf_task_update {
+        bool set_priority, set_preemptible, set_max_runtime, set_idle_timeout;
+        int priority;     /* KERF_PRIORITY_MIN..KERF_PRIORITY_MAX */
+        bool preemptible; /* false is ignored for a workload the policy forces preemptible */
+        uint64_t max_runtime_s, idle_timeout_s;
+} kerf_task_update;
+/* Changes a pending task (held or not): a new priority moves it in its queue (among equal
+ * priorities it keeps its submission order); max_runtime_s counts for backfill. All fields are
+ * checked before any changes. 0, -EINVAL (a bad value; `why`, which may be NULL, names it),
+ * -ENOENT or -KERF_ESTATE (not pending). */
+int kerf_sched_task_update(kerf_sched *s, uint64_t task, const kerf_task_update *u,
+                           kerf_reason *why);
+
+/* Drains GPU `gpu` (on) or puts it back in service (off). Nothing new is placed on a draining
+ * GPU: no start, no preemption and no MIG reconfiguration to make room there; what runs on it
+ * keeps running (kerf_sched_restore still places a restored task there). Waiting tasks that
+ * find no room say "GPU N is draining". 0 or -EINVAL. */
+int kerf_sched_gpu_drain(kerf_sched *s, unsigned gpu, bool on);
 
 /* ---- recovery: a daemon rebuilding the scheduler from its stored state ------------------- */
 

@@ -30,7 +30,7 @@
  * "Store failures"): a write that is not checked is a record that may silently not exist. */
 #define KERF_STORE_MUST __attribute__((warn_unused_result))
 
-#define KERF_STORE_SCHEMA_VERSION 5
+#define KERF_STORE_SCHEMA_VERSION 6
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
 #define KERF_STORE_TOKEN_LEN      64  /* "kerf_" + 43 base64url chars + NUL, with room */
@@ -161,7 +161,8 @@ typedef struct kerf_store_task {
         char reason_code[KERF_STORE_WORD_LEN]; /* kerf_why_name(), "" = none */
         uint64_t reason_task;                  /* the other task of the reason, 0 = none */
         char reason_text[KERF_TEXT_LEN];
-        int64_t lease_expiry_ms; /* attached tasks; 0 = no lease */
+        int64_t lease_expiry_ms;        /* attached tasks; 0 = no lease */
+        char held[KERF_STORE_WORD_LEN]; /* who holds it pending: "" none, "admin", "tenant" (6) */
 } kerf_store_task;
 
 /* Zeroes `t` and sets uid/gid -1 and exit_code -1. */
@@ -174,8 +175,9 @@ void kerf_store_task_fini(kerf_store_task *t);
 KERF_STORE_MUST int kerf_store_task_insert(kerf_store *s, kerf_store_task *t);
 /* Updates the mutable fields of task t->id: state, end_reason, route, cwd, log paths, uid, gid,
  * pid, pgid, proc_start, exit_code, signal, started/ended ms, preemptions, restarts, reason_*,
- * lease_expiry_ms. tenant, queue, name, request/argv/env JSON and submitted_ms are fixed at
- * insert and ignored here. -ENOENT if no such task. */
+ * lease_expiry_ms, held, and request_json when it is not NULL (an update of a pending task:
+ * docs/API.md "PATCH /v1/tasks/{id}"). tenant, queue, name, argv/env JSON and submitted_ms
+ * are fixed at insert and ignored here. -ENOENT if no such task. */
 KERF_STORE_MUST int kerf_store_task_update(kerf_store *s, const kerf_store_task *t);
 /* Sets only the lease expiry of task `id`. -ENOENT if none. */
 KERF_STORE_MUST int kerf_store_task_lease_set(kerf_store *s, uint64_t id, int64_t expiry_ms);
@@ -209,6 +211,24 @@ KERF_STORE_MUST int kerf_store_task_foreach(kerf_store *s, const kerf_store_task
 /* Number of tasks matching `f` with ids above f->after (limit ignored). */
 KERF_STORE_MUST int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f,
                                           uint64_t *ret_count);
+
+/* ---- drained GPUs (schema 6) ------------------------------------------------------------- */
+
+/* A GPU an admin drained (docs/DAEMON.md "Draining a GPU"): kept across restarts by UUID. */
+typedef struct kerf_store_drain {
+        char gpu_uuid[KERF_UUID_LEN];
+        char actor[KERF_NAME_LEN];
+        char reason[KERF_TEXT_LEN];
+        int64_t since_ms;
+} kerf_store_drain;
+
+/* Records (or replaces) the drain of d->gpu_uuid. -EINVAL on an empty UUID or a field too
+ * long. */
+KERF_STORE_MUST int kerf_store_drain_set(kerf_store *s, const kerf_store_drain *d);
+/* Forgets the drain of `gpu_uuid`: 0, or -ENOENT when it was not drained. */
+KERF_STORE_MUST int kerf_store_drain_clear(kerf_store *s, const char *gpu_uuid);
+/* Every drain, by UUID. *ret is a heap array (free()); *ret_n may be 0 (*ret NULL then). */
+KERF_STORE_MUST int kerf_store_drain_list(kerf_store *s, kerf_store_drain **ret, size_t *ret_n);
 
 /* ---- units --------------------------------------------------------------------------------- */
 

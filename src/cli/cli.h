@@ -108,6 +108,11 @@ int cli_run(cli *c, int argc, char **argv);
 int cli_ls(cli *c, int argc, char **argv);
 int cli_show(cli *c, int argc, char **argv);
 int cli_cancel(cli *c, int argc, char **argv);
+/* cmd_hold.c: kerf hold / release / update ID, kerf gpu drain|resume|recover N */
+int cli_hold(cli *c, int argc, char **argv);
+int cli_release(cli *c, int argc, char **argv);
+int cli_update(cli *c, int argc, char **argv);
+int cli_gpu(cli *c, int argc, char **argv);
 int cli_suspend(cli *c, int argc, char **argv);
 int cli_resume(cli *c, int argc, char **argv);
 int cli_logs(cli *c, int argc, char **argv);

@@ -99,7 +99,9 @@ static void print_gpus(json_t *j)
                 }
                 cli_table_add(t, cli_num(g, "index"), cli_str(g, "uuid"), cli_str(g, "model"),
                               cli_str(g, "mode"), mem, comp, cli_num(g, "utilization"),
-                              json_is_true(json_object_get(g, "faulted")) ? "FAULT" : "ok",
+                              json_is_true(json_object_get(g, "faulted"))    ? "FAULT"
+                              : json_is_true(json_object_get(g, "draining")) ? "DRAIN"
+                                                                             : "ok",
                               o ? lay : "-");
         }
         cli_table_print(t, stdout);

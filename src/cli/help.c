@@ -61,7 +61,26 @@ static const struct {
      "usage: kerf explain ID [--json]\n"
      "Why a task waits (quota, no fitting unit, fragmentation, queue order, fair share) or\n"
      "why it was preempted, per route, and what would let it run.\n"},
-    {"gpus", "usage: kerf gpus [--json]\nGPUs: mode, reserved memory/compute, MIG layout.\n"},
+    {"gpus", "usage: kerf gpus [--json]\nGPUs: mode, reserved memory/compute, state (ok, FAULT, "
+             "DRAIN), MIG layout.\n"},
+    {"hold",
+     "usage: kerf hold ID... [--json]\n"
+     "Holds pending tasks: they stay pending (reason \"held by tenant\" or \"held by admin\")\n"
+     "and are never started, nor do they hold back the tasks behind them, until released.\n"
+     "A task an admin held can only be released by an admin.\n"},
+    {"release", "usage: kerf release ID... [--json]\nReleases held tasks: back in their queue "
+                "at their place (priority, then\nsubmission order).\n"},
+    {"update", "usage: kerf update ID [--priority N] [--max-runtime DUR] [--idle-timeout DUR]\n"
+               "                  [--preemptible true|false] [--json]\n"
+               "Changes a pending task (held or not), checked as at submit: priority -1000..1000\n"
+               "within the tenant's max_priority; durations 90, 90s, 15m, 1h30m, 1-00:00:00, at\n"
+               "most 365 days. Other fields: cancel and submit again.\n"},
+    {"gpu", "usage: kerf gpu drain INDEX [--reason TEXT] [--wait] [--json]   (admin)\n"
+            "       kerf gpu resume INDEX [--json]                            (admin)\n"
+            "       kerf gpu recover INDEX [--json]                           (admin)\n"
+            "drain: no new work is placed on the GPU; what runs there keeps running (--wait waits\n"
+            "until none is left). resume: the GPU takes new work again. Both survive a kerfd\n"
+            "restart. recover: a GPU taken out of service by a fault goes back in service.\n"},
     {"units", "usage: kerf units [--json]\nUnits: whole GPUs, MIG instances, slices.\n"},
     {"tenants",
      "usage: kerf tenants [--json]\n"
@@ -171,6 +190,7 @@ static const char general[] =
     "usage: kerf [--socket PATH | --url http://127.0.0.1:PORT] [--token T] [--json] COMMAND\n"
     "\n"
     "Tasks:   submit run ls show cancel suspend resume logs explain history\n"
+    "Control: hold release update gpu (pending tasks; GPU drain, resume, recover)\n"
     "Fleet:   gpus units queue top\n"
     "Admin:   tenants tenant quota audit cost export gc version\n"
     "Cluster: slurm gres-conf|node-conf, cluster gpus|units|top|audit (docs/CLUSTER.md)\n"

@@ -131,8 +131,10 @@ static int check_task(const kerf_sched *s, const stask *t, uint64_t (*use)[KERF_
         const squeue *q = t->queue;
         bool queued = t->heap_idx < q->len && q->heap[t->heap_idx] == t;
         if (t->state == KERF_TASK_PENDING) {
-                if (!queued)
+                if (!queued && !t->held)
                         FAIL("pending task %llu is not in its queue", (unsigned long long)t->id);
+                if (queued && t->held)
+                        FAIL("held task %llu is in its queue", (unsigned long long)t->id);
                 if (t->n_units)
                         FAIL("pending task %llu holds %u units", (unsigned long long)t->id,
                              t->n_units);
@@ -141,6 +143,9 @@ static int check_task(const kerf_sched *s, const stask *t, uint64_t (*use)[KERF_
                                 FAIL("pending task %llu is charged", (unsigned long long)t->id);
                 return 0;
         }
+        if (t->held)
+                FAIL("task %llu is %s and held", (unsigned long long)t->id,
+                     kerf_task_state_name(t->state));
         if (queued)
                 FAIL("task %llu is both %s and pending", (unsigned long long)t->id,
                      kerf_task_state_name(t->state));

@@ -76,6 +76,10 @@ static void hint_for(const kerf_sched *s, const stask *t, kerf_why code, const k
                     "it runs when tenant %s has the lowest weighted share among waiting tenants",
                     t->tenant->name);
                 break;
+        case KERF_WHY_HELD:
+                snprintf(hint, len, "it waits until it is released (kerf release %llu)",
+                         (unsigned long long)t->id);
+                break;
         case KERF_WHY_MIG_PENDING:
                 snprintf(hint, len,
                          "the backend must confirm the MIG change (kerf_sched_mig_done)");
@@ -100,7 +104,7 @@ int kerf_sched_explain(const kerf_sched *cs, uint64_t id, kerf_explain *ret)
         ret->task = id;
         ret->state = t->state;
         ret->dominant_share = t->tenant->share * t->tenant->weight;
-        if (t->state != KERF_TASK_PENDING) {
+        if (t->state != KERF_TASK_PENDING || t->held) {
                 kerf__task_reason(s, t, &ret->reason);
                 hint_for(s, t, t->reason.code, &t->reason, ret->hint, sizeof(ret->hint));
                 return 0;
@@ -166,6 +170,8 @@ int kerf_sched_explain(const kerf_sched *cs, uint64_t id, kerf_explain *ret)
                                          "%sfits now; it starts at the next scheduling pass",
                                          before);
         } else {
+                if (w == KERF_WHY_NO_FIT || w == KERF_WHY_FRAGMENTED)
+                        kerf__drain_note(s, t, text, sizeof(text));
                 kerf__reason_set(&ret->reason, w, 0, "%s%s", before, text);
         }
         /* other_task names the blocker; for a task that waits only because it was evicted it

@@ -112,7 +112,7 @@ void kerf__frag_free(kerf_sched *s)
  * (0 for whole, MIG or faulted GPUs). Units of doomed tasks count as gone in what-if mode. */
 unsigned kerf__gpu_free_milli(const kerf_sched *s, const sgpu *g)
 {
-        if (g->faulted || g->mode == KERF_GPU_MODE_MIG)
+        if (kerf__gpu_closed(g) || g->mode == KERF_GPU_MODE_MIG)
                 return 0;
         kerf_gpu_mode mode = g->mode;
         uint64_t mem_res = g->mem_res;

@@ -51,6 +51,7 @@ typedef struct sgpu {
         unsigned idx;
         kerf_gpu_mode mode;
         bool faulted;
+        bool draining; /* kerf_sched_gpu_drain */
         uint64_t mem_total, mem_res;
         unsigned comp_res;     /* guaranteed compute reserved, percent */
         uint8_t mig_mask;      /* memory slices held by instances (any state) */
@@ -201,6 +202,7 @@ typedef struct stask {
         uint64_t bf_gen;    /* tried as a backfill candidate at this generation */
         uint64_t mark;      /* backfill.c: collected at this stamp */
         bool backfilled;    /* placed ahead of a blocked head */
+        bool held;          /* PENDING but out of its queue (control.c) */
 } stask;
 
 struct kerf_sched {
@@ -283,6 +285,8 @@ bool kerf__route_possible(const kerf_sched *s, const stask *t, kerf_unit_kind ro
                           size_t len);
 const kerf_mig_profile *kerf__mig_profile_for(const stask *t, const kerf_gpu_model *m);
 uint64_t kerf__task_mem_on(const stask *t, const sgpu *g);
+/* Whether `t` may use GPU g at all: its models and pins. */
+bool kerf__gpu_allowed(const stask *t, const sgpu *g);
 
 /* mig_layout.c: the MIG layout score. counts[i] = instances of m->profiles[i] on a GPU. */
 #define KERF_MIGFIT_PROFILES 16
@@ -315,6 +319,15 @@ int kerf__task_evict(kerf_sched *s, stask *t, kerf_why code, uint64_t by, const 
 /* Emits the MIG_CREATE of a STARTING task whose destroys are all confirmed. */
 int kerf__mig_create_planned(kerf_sched *s, stask *t);
 int kerf__emit(kerf_sched *s, kerf_decision_kind k, stask *t, const kerf_reason *why);
+
+/* control.c */
+/* Whether g takes no new work (faulted or draining). */
+static inline bool kerf__gpu_closed(const sgpu *g)
+{
+        return g->faulted || g->draining;
+}
+/* Appends "; GPU N is draining" (the draining GPUs `t` could use, a few) to buf when some are. */
+void kerf__drain_note(const kerf_sched *s, const stask *t, char *buf, size_t len);
 
 /* queue.c */
 /* The spec of queues called `name` (kerf_sched_queue_set, or the policy's default). */

@@ -30,6 +30,11 @@ static bool model_ok(const stask *t, const sgpu *g)
         return mi >= 0 && mi < 64 && (t->model_mask >> mi) & 1;
 }
 
+bool kerf__gpu_allowed(const stask *t, const sgpu *g)
+{
+        return model_ok(t, g);
+}
+
 /* Node resources for one more GPU-set of `t` on node n. */
 static bool node_ok(const kerf_sched *s, const stask *t, unsigned n)
 {
@@ -121,7 +126,7 @@ static kerf_why place_share(kerf_sched *s, stask *t, kerf_unit_kind route, int o
                 sgpu *g = &s->gpus[i];
                 if (only >= 0 && (size_t)only != i)
                         continue;
-                if (g->faulted || !model_ok(t, g) || g->mode == KERF_GPU_MODE_MIG)
+                if (kerf__gpu_closed(g) || !model_ok(t, g) || g->mode == KERF_GPU_MODE_MIG)
                         continue;
                 geff e;
                 gpu_eff(s, g, &e);
@@ -210,7 +215,7 @@ found:
 
 static bool gpu_whole_ok(const kerf_sched *s, const stask *t, const sgpu *g)
 {
-        if (g->faulted || !model_ok(t, g) || (t->mem_req && t->mem_req > g->mem_total))
+        if (kerf__gpu_closed(g) || !model_ok(t, g) || (t->mem_req && t->mem_req > g->mem_total))
                 return false;
         if (g->mode == KERF_GPU_MODE_FREE)
                 return true;
@@ -445,7 +450,7 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, sdetai
                 sgpu *g = &s->gpus[i];
                 if (only >= 0 && (size_t)only != i)
                         continue;
-                if (g->faulted || g->mode != KERF_GPU_MODE_MIG || !model_ok(t, g))
+                if (kerf__gpu_closed(g) || g->mode != KERF_GPU_MODE_MIG || !model_ok(t, g))
                         continue;
                 const kerf_mig_profile *p = kerf__mig_profile_for(t, g->d->model);
                 if (!p)
@@ -531,7 +536,7 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, sdetai
                         sgpu *g = &s->gpus[i];
                         if (only >= 0 && (size_t)only != i)
                                 continue;
-                        if (g->faulted || g->mode != KERF_GPU_MODE_MIG || !model_ok(t, g))
+                        if (kerf__gpu_closed(g) || g->mode != KERF_GPU_MODE_MIG || !model_ok(t, g))
                                 continue;
                         const kerf_mig_profile *p = kerf__mig_profile_for(t, g->d->model);
                         if (!p)

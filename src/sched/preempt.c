@@ -247,7 +247,7 @@ bool kerf__preempt(kerf_sched *s, stask *t, kerf_why why, splan *plan)
                         }
                 } else {
                         for (size_t g = 0; g < s->n_gpus; g++) {
-                                if (s->gpus[g].faulted || s->gpus[g].n_units == 0)
+                                if (kerf__gpu_closed(&s->gpus[g]) || s->gpus[g].n_units == 0)
                                         continue;
                                 unsigned nc = gather(s, t, (int)g, -1, cand, 512);
                                 if (nc && try_scope(s, t, route, (int)g, -1, cand, nc, &vs) &&

@@ -156,6 +156,9 @@ int kerf_sched_task_get(const kerf_sched *s, uint64_t id, kerf_task_info *ret)
         ret->preemptions = t->preemptions;
         ret->backfilled = t->state != KERF_TASK_PENDING && t->backfilled;
         ret->submit_seq = t->seq;
+        ret->held = t->held;
+        ret->max_runtime_s = t->max_runtime;
+        ret->idle_timeout_s = t->idle_timeout;
         kerf__task_reason(s, t, &ret->reason);
         return 0;
 }
@@ -224,6 +227,7 @@ int kerf_sched_gpu_get(const kerf_sched *s, unsigned gpu, kerf_gpu_state *ret)
         ret->gpu = gpu;
         ret->mode = g->mode;
         ret->faulted = g->faulted;
+        ret->draining = g->draining;
         ret->n_units = g->n_units;
         ret->mem_total = g->mem_total;
         ret->mem_reserved = g->mem_res;

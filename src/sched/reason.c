@@ -22,6 +22,7 @@ static const char *const why_names[KERF_WHY_COUNT] = {
     [KERF_WHY_FAULT] = "fault",
     [KERF_WHY_BACKEND_REFUSED] = "backend_refused",
     [KERF_WHY_NOT_TRIED] = "not_tried",
+    [KERF_WHY_HELD] = "held",
 };
 
 const char *kerf_why_name(kerf_why w)
@@ -189,6 +190,9 @@ void kerf__task_reason(const kerf_sched *s, const stask *t, kerf_reason *ret)
                 kerf__detail_format(s, &t->wait, ret->text, sizeof(ret->text));
         else
                 memcpy(ret->text, t->reason.text, sizeof(ret->text));
+        if (t->state == KERF_TASK_PENDING &&
+            (ret->code == KERF_WHY_NO_FIT || ret->code == KERF_WHY_FRAGMENTED))
+                kerf__drain_note(s, t, ret->text, sizeof(ret->text));
 }
 
 static const char *const task_state_names[KERF_TASK_STATE_COUNT] = {"pending", "starting",

@@ -385,8 +385,9 @@ int kerf__task_from_request(kerf_sched *s, const kerf_request *r, stask *t, kerf
         }
         if (r->mem_permille && r->mem_bytes)
                 BAD("mem_bytes and mem_permille: give one, not both");
-        if (r->priority < -1000 || r->priority > 1000)
-                BAD("priority: %d is outside -1000..1000", r->priority);
+        if (r->priority < KERF_PRIORITY_MIN || r->priority > KERF_PRIORITY_MAX)
+                BAD("priority: %d is outside %d..%d", r->priority, KERF_PRIORITY_MIN,
+                    KERF_PRIORITY_MAX);
         if (r->mig_profile && (!*r->mig_profile || strlen(r->mig_profile) >= sizeof(t->mig_name)))
                 BAD("mig_profile: '%s' is not a profile name", r->mig_profile);
         if (r->mig_profile && r->route >= 0 && r->route != KERF_UNIT_MIG)

@@ -98,6 +98,10 @@ const char *const kerf__migrations[] = {
     "CREATE INDEX runs_task ON runs(task, id);"
     "CREATE INDEX runs_open ON runs(task) WHERE ended_ms = 0;"
     "CREATE INDEX runs_started ON runs(started_ms);",
+    /* 6: holds of pending tasks and drained GPUs (docs/STATE.md "Holds and drains") */
+    "ALTER TABLE tasks ADD COLUMN held TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE gpu_drains (gpu_uuid TEXT PRIMARY KEY, actor TEXT NOT NULL,"
+    " reason TEXT NOT NULL, since_ms INTEGER NOT NULL) WITHOUT ROWID;",
 };
 const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__migrations[0]));
 
@@ -105,7 +109,7 @@ const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__mig
         "id, tenant, queue, name, state, end_reason, route, request, argv, env, cwd, log_stdout,"  \
         " log_stderr, uid, gid, pid, pgid, proc_start, exit_code, signal, submitted_ms,"           \
         " started_ms, ended_ms, preemptions, restarts, reason_code, reason_task, reason_text,"     \
-        " lease_expiry_ms"
+        " lease_expiry_ms, held"
 #define UNIT_COLS                                                                                  \
         "id, task, kind, state, gpu, gpu_uuid, mem_bytes, compute, compute_limit, mig_profile,"    \
         " mig_gi, mig_ci, mig_start, mig_uuid"
@@ -129,13 +133,14 @@ const char *const kerf__sql[ST_COUNT] = {
                     " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     [ST_TASK_INSERT] = "INSERT INTO tasks (" TASK_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
                        " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
-                       " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                       " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
     [ST_TASK_UPDATE] = "UPDATE tasks SET state = ?5, end_reason = ?6, route = ?7, cwd = ?11,"
                        " log_stdout = ?12, log_stderr = ?13, uid = ?14, gid = ?15, pid = ?16,"
                        " pgid = ?17, proc_start = ?18, exit_code = ?19, signal = ?20,"
                        " started_ms = ?22, ended_ms = ?23, preemptions = ?24,"
                        " restarts = ?25, reason_code = ?26, reason_task = ?27,"
-                       " reason_text = ?28, lease_expiry_ms = ?29 WHERE id = ?1",
+                       " reason_text = ?28, lease_expiry_ms = ?29, held = ?30,"
+                       " request = IFNULL(?8, request) WHERE id = ?1",
     [ST_TASK_LEASE] = "UPDATE tasks SET lease_expiry_ms = ?2 WHERE id = ?1",
     [ST_TASK_GET] = "SELECT " TASK_COLS " FROM tasks WHERE id = ?1",
     [ST_UNIT_UPSERT] = "INSERT OR REPLACE INTO units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4,"

@@ -51,8 +51,8 @@ static int task_valid(const kerf_store_task *t)
             !fits(t->state, sizeof(t->state)) || !t->state[0] ||
             !fits(t->end_reason, sizeof(t->end_reason)) || !fits(t->route, sizeof(t->route)) ||
             !fits(t->reason_code, sizeof(t->reason_code)) ||
-            !fits(t->reason_text, sizeof(t->reason_text)) || t->proc_start > INT64_MAX ||
-            t->reason_task > INT64_MAX)
+            !fits(t->reason_text, sizeof(t->reason_text)) || !fits(t->held, sizeof(t->held)) ||
+            t->proc_start > INT64_MAX || t->reason_task > INT64_MAX)
                 return -EINVAL;
         return 0;
 }
@@ -88,6 +88,7 @@ static void task_bind(sqlite3_stmt *st, const kerf_store_task *t)
         sqlite3_bind_int64(st, 27, (int64_t)t->reason_task);
         sqlite3_bind_text(st, 28, t->reason_text, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 29, t->lease_expiry_ms);
+        sqlite3_bind_text(st, 30, t->held, -1, SQLITE_STATIC);
 }
 
 int kerf_store_task_insert(kerf_store *s, kerf_store_task *t)
@@ -186,6 +187,7 @@ static int task_row(sqlite3_stmt *st, kerf_store_task *t, bool borrow)
         t->reason_task = (uint64_t)sqlite3_column_int64(st, 26);
         kerf__col_cpy(st, 27, t->reason_text, sizeof(t->reason_text));
         t->lease_expiry_ms = sqlite3_column_int64(st, 28);
+        kerf__col_cpy(st, 29, t->held, sizeof(t->held));
         if (!ok) {
                 kerf_store_task_fini(t);
                 return -ENOMEM;

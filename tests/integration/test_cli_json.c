@@ -19,7 +19,8 @@ static kd K;
 enum { JSON, REFUSED };
 
 /* One case: the verb, what --json must do, its arguments ("@ID" a running task, "@CANCEL" a
- * task to cancel, "@SLICE" a running software slice, "@DIR" the test's directory). */
+ * task to cancel, "@SLICE" a running software slice, "@PENDING" a task that waits, "@DIR" the
+ * test's directory). */
 static const struct jcase {
         const char *verb;
         int want;
@@ -50,12 +51,16 @@ static const struct jcase {
     {"history", JSON, {NULL}},
     {"gc", JSON, {"--dry-run"}},
     {"replay", JSON, {"--nodes", "@DIR/nodes.csv", "--pods", "@DIR/pods.csv"}},
+    {"hold", JSON, {"@PENDING"}},
+    {"release", JSON, {"@PENDING"}},
+    {"update", JSON, {"@PENDING", "--priority", "0"}},
+    {"gpu", JSON, {"drain", "7"}},
     {"cluster", JSON, {"gpus", "--nodes", "@DIR/nodes.yaml"}},
     {"poc", REFUSED, {"run"}},
     {"help", REFUSED, {NULL}},
 };
 
-static unsigned long long id_run, id_cancel, id_slice;
+static unsigned long long id_run, id_cancel, id_slice, id_pending;
 
 static void put(const char *name, const char *text)
 {
@@ -86,6 +91,11 @@ static int setup(void **st)
         kd_out_fini(&o);
         json_decref(kd_wait_task(&K, id_run, "running", 15000));
         json_decref(kd_wait_task(&K, id_slice, "running", 15000));
+        /* six whole GPUs twice: the second waits behind the first */
+        const char *six = "{\"tenant\":\"alice\",\"route\":\"whole\",\"gpus\":6,"
+                          "\"command\":[\"/bin/sleep\",\"60\"]}";
+        kd_submit(&K, six, NULL);
+        id_pending = kd_submit(&K, six, NULL);
         put("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,65536,2,T4\n");
         put("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n");
         snprintf(nodes, sizeof(nodes), "nodes:\n  - {name: n1, socket: %s}\n", K.sock);
@@ -118,10 +128,11 @@ static void run_case(const struct jcase *c)
         args[n++] = (char *)c->verb;
         for (int i = 0; i < 8 && c->args[i]; i++) {
                 const char *a = c->args[i];
-                unsigned long long id = !strcmp(a, "@ID")       ? id_run
-                                        : !strcmp(a, "@CANCEL") ? id_cancel
-                                        : !strcmp(a, "@SLICE")  ? id_slice
-                                                                : 0;
+                unsigned long long id = !strcmp(a, "@ID")        ? id_run
+                                        : !strcmp(a, "@CANCEL")  ? id_cancel
+                                        : !strcmp(a, "@SLICE")   ? id_slice
+                                        : !strcmp(a, "@PENDING") ? id_pending
+                                                                 : 0;
                 if (id)
                         snprintf(bufs[i], sizeof(bufs[i]), "%llu", id);
                 else if (!strncmp(a, "@DIR", 4))

@@ -640,6 +640,16 @@ void kerfd_api_task_attach(kreq *r)
         task_submit(r, true);
 }
 
+bool api_task_id(kreq *r, uint64_t *id)
+{
+        return task_id(r, id);
+}
+
+int api_task_visible(kreq *r, uint64_t id, kerf_store_task *rec, dtask **live)
+{
+        return visible_task(r, id, rec, live);
+}
+
 #define TASK_ROUTE(name, call)                                                                     \
         void kerfd_api_task_##name(kreq *r)                                                        \
         {                                                                                          \

@@ -32,6 +32,17 @@ void kerfd_api_task_logs(kreq *r);
 void kerfd_api_task_explain(kreq *r);
 void kerfd_api_task_lease(kreq *r);
 void kerfd_api_task_detach(kreq *r);
+/* api.c: the {id} of /v1/tasks/{id}/... (false with a 404 queued), and the task the caller
+ * may see: < 0 (404 queued), 0 (live: *live set, rec a shallow copy) or 1 (ended: rec filled,
+ * release it with kerf_store_task_fini). */
+bool api_task_id(kreq *r, uint64_t *id);
+int api_task_visible(kreq *r, uint64_t id, kerf_store_task *rec, dtask **live);
+/* control.c: hold / release / update of a pending task, drain / resume of a GPU */
+void kerfd_api_task_hold(kreq *r);
+void kerfd_api_task_release(kreq *r);
+void kerfd_api_task_update(kreq *r);
+void kerfd_api_gpu_drain(kreq *r);
+void kerfd_api_gpu_resume(kreq *r);
 /* api_admin.c: health, version, whoami, events, GPU recovery, audit */
 void kerfd_api_health(kreq *r);
 void kerfd_api_version(kreq *r);

@@ -113,8 +113,12 @@ void kerfd_api_gpus(kreq *r)
         uint64_t after, next = 0;
         unsigned limit;
 
+        kerf_store_drain *drains = NULL;
+        size_t nd = 0;
         if (!api_page(r, &after, &limit))
                 return;
+        if (kerf_store_drain_list(n->store, &drains, &nd) < 0)
+                nd = 0; /* the scheduler's flag still shows; only the reason is missing */
         items = json_array();
         for (size_t g = after < n->fleet->n_gpus ? (size_t)after : n->fleet->n_gpus;
              g < n->fleet->n_gpus; g++) {
@@ -148,8 +152,20 @@ void kerfd_api_gpus(kreq *r)
                               (int)(g < KERF_MAX_NODE_GPUS ? n->gpu_util[g] : 0), "mig_layout",
                               layout, "driver", n->driver, "cuda", n->cuda, "xid_errors",
                               (json_int_t)(g < KERF_MAX_NODE_GPUS ? n->xid_count[g] : 0));
+                json_object_set_new(j, "draining", json_boolean(st.draining));
+                json_t *dj = json_null();
+                for (size_t k = 0; k < nd && st.draining; k++)
+                        if (!strcmp(drains[k].gpu_uuid, d->uuid)) {
+                                json_decref(dj);
+                                dj = json_pack("{s:s, s:s, s:I}", "reason", drains[k].reason, "by",
+                                               drains[k].actor, "since_ms",
+                                               (json_int_t)drains[k].since_ms);
+                        }
+                json_object_set_new(j, "drain", dj);
+                json_object_set_new(j, "tasks", json_integer(kerfd__gpu_tasks(n, (unsigned)g)));
                 json_array_append_new(items, j);
         }
+        free(drains);
         kreq_json(r, 200, api_list(items, next));
 }
 

@@ -75,22 +75,35 @@ static void ceilings(kerfd_node *n, const kerfd_tenant_cfg *c, int *prio, int *t
         *pending = c->max_pending >= 0 ? (unsigned long long)c->max_pending : d->max_pending;
 }
 
-int kerfd__tenant_policy_check(kerfd_node *n, const ktenant *kt, const kerf_request *q, char *msg,
-                               size_t msglen)
+int kerfd__tenant_priority_check(kerfd_node *n, const ktenant *kt, int priority, char *msg,
+                                 size_t msglen)
 {
         const kerfd_tenant_cfg *c = &kt->cfg;
         unsigned long long pending;
         int prio, tier;
 
         ceilings(n, c, &prio, &tier, &pending);
-        if (q->priority > prio) {
+        if (priority > prio) {
                 snprintf(msg, msglen,
-                         "priority %d is above tenant %s's ceiling max_priority %d (%s)",
-                         q->priority, c->name, prio,
+                         "priority %d is above tenant %s's ceiling max_priority %d (%s)", priority,
+                         c->name, prio,
                          c->max_priority != KERFD_INHERIT ? "the tenant's"
                                                           : "tenant_defaults.max_priority");
                 return -EPERM;
         }
+        return 0;
+}
+
+int kerfd__tenant_policy_check(kerfd_node *n, const ktenant *kt, const kerf_request *q, char *msg,
+                               size_t msglen)
+{
+        const kerfd_tenant_cfg *c = &kt->cfg;
+        unsigned long long pending;
+        int prio, tier, r;
+
+        ceilings(n, c, &prio, &tier, &pending);
+        if ((r = kerfd__tenant_priority_check(n, kt, q->priority, msg, msglen)) < 0)
+                return r;
         /* tiers run from high (0, most urgent) to exploratory: a ceiling is the most urgent
          * tier allowed */
         if ((int)q->tier < tier) {

@@ -162,6 +162,7 @@ static void snap_gpus(msnap *s, kerfd_node *n)
                 g->v[6] = (double)st.mem_reserved;
                 g->v[7] = st.compute_reserved;
                 g->v[8] = st.faulted;
+                g->v[9] = st.draining;
                 s->n_gpus++;
         }
 }
@@ -277,6 +278,7 @@ static void gpus(FILE *f, const msnap *s, const char *host)
             {"kerf_gpu_memory_reserved_bytes", "gauge", "GPU memory granted to units."},
             {"kerf_gpu_compute_reserved_percent", "gauge", "Compute share guaranteed to units."},
             {"kerf_gpu_faulted", "gauge", "1 when the GPU is out of service after a fault."},
+            {"kerf_gpu_draining", "gauge", "1 when an admin drained the GPU: no new work placed."},
         };
         for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
                 head(f, g[k].name, g[k].type, g[k].help);

@@ -79,7 +79,7 @@ typedef struct magg {
 
 typedef struct mgpu {
         char uuid[KERF_UUID_LEN], model[64];
-        double v[9]; /* gpus() series, in order */
+        double v[10]; /* gpus() series, in order */
 } mgpu;
 
 typedef struct mtenant {

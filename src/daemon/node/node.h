@@ -310,6 +310,18 @@ void kerfd__fault_restore(kerfd_node *n); /* recovery: GPUs/units left out of se
  * -KERF_EDEVICE (the device still reports itself lost). */
 int kerfd__gpu_recover(kerfd_node *n, unsigned gpu, const char *actor, char *msg, size_t msglen);
 
+/* control.c: drained GPUs (docs/DAEMON.md "Holds, updates and drains") */
+#define KERFD_DRAIN_REASON_MAX 200 /* bytes of a drain's reason */
+/* Drains GPU `gpu` (on) or resumes it: stored with its audit record, then the scheduler.
+ * 0, -ENOENT (no such GPU), -KERF_ESTATE (already in that state) or the store's error; msg
+ * says what happened or why not. */
+int kerfd__gpu_drain(kerfd_node *n, unsigned gpu, bool on, const char *actor, const char *reason,
+                     char *msg, size_t msglen);
+/* Recovery: the stored drains applied to the scheduler (before tasks are restored). */
+void kerfd__drain_restore(kerfd_node *n);
+/* How many tasks hold units on GPU `gpu`. */
+unsigned kerfd__gpu_tasks(kerfd_node *n, unsigned gpu);
+
 /* slice.c: the per-slice shared region (slice_abi.h) and the device fence of a task */
 /* The compute share (guarantee) and burst ceiling a unit's region carries: one rule for start,
  * resume and the environment. A slice without a burst limit is capped at its guarantee (a
@@ -405,6 +417,9 @@ void kerfd__tenant_count(kerfd_node *n, const char *tenant, int delta);
  * with the message naming the ceiling (docs/DAEMON.md "Tenant policy"). */
 int kerfd__tenant_policy_check(kerfd_node *n, const ktenant *kt, const kerf_request *q, char *msg,
                                size_t msglen);
+/* Its priority ceiling alone (submit, and an update of a pending task): 0 or -EPERM. */
+int kerfd__tenant_priority_check(kerfd_node *n, const ktenant *kt, int priority, char *msg,
+                                 size_t msglen);
 
 /* cdi_task.c: CDI specs of attached tasks (cdi.enabled; docs/CLUSTER.md). Caller holds n->mu. */
 /* Writes t's spec (device "task-<id>") when CDI is on and t is attached with a unit; 0 (also
@@ -426,6 +441,12 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
 /* Rebuilds the request of a stored task (recovery). */
 int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret, char *msg,
                           size_t msglen);
+/* An update of live task `t` (PATCH /v1/tasks/{id}): `changes` merged into a copy of its
+ * request and checked by the rules of submit. On success *ret is a new dtask (free it with
+ * kerfd_task_free) whose req_json/req hold the updated request; else the HTTP error code word
+ * and message, -EINVAL/-ENOENT/-EPERM. */
+int kerfd_task_update_check(kerfd_node *n, const dtask *t, json_t *changes, dtask **ret,
+                            const char **ret_code, char *msg, size_t msglen);
 /* The API's task object for a stored record, with units when `t` (live) is given. */
 json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t);
 json_t *kerfd_unit_json(const dunit *u, const char *state, uint64_t task);

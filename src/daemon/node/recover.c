@@ -26,6 +26,8 @@
  *   load_tenants     config tenants upserted, API-created ones read back -> sched
  *   adopt_migs       backend MIG instances -> kerf_sched_mig_adopt_id (stored unit ids kept);
  *                    stored MIG units missing on the device are "vanished"
+ *   fault_restore    GPUs/units left out of service -> kerf_sched_fault
+ *   drain_restore    stored drains (gpu_drains) -> kerf_sched_gpu_drain (control.c)
  *   recover_tasks    unfinished tasks in id order:
  *                      had a process: alive (pid + starttime), or its supervisor's status
  *                      file recorded its end or the supervisor lives -> kerf_exec_adopt +
@@ -33,7 +35,8 @@
  *                      was down is collected by the first reap, with its true status);
  *                      gone without a record -> failed (status unknown), reclaimed
  *                      "starting" without a pid: the status file, else /proc, names it
- *                      pending -> kerf_sched_submit_id (same id)
+ *                      pending -> kerf_sched_submit_id (same id), + kerf_sched_task_hold
+ *                      when its record is held
  *   kerf_exec_sweep  status files of tasks already ended in the store are removed
  *   each reconciliation is logged and recorded as an event
  */
@@ -507,6 +510,12 @@ static void recover_one(kerfd_node *n, dtask *t)
                 kerfd__task_end(n, t, "failed", "failure", "kerfd", why.text);
                 return;
         }
+        /* a hold outlives the restart (control.c); the words are those the hold recorded */
+        if (t->rec.held[0]) {
+                char held[64];
+                snprintf(held, sizeof(held), "held by %s", t->rec.held);
+                (void)kerf_sched_task_hold(n->sched, t->rec.id, held);
+        }
         if (strcmp(t->rec.state, "pending") != 0) {
                 kerfd_tx *x = kerfd__tx_new("task.pending", t->rec.id);
                 kerf_store_unit *su = NULL;
@@ -714,6 +723,7 @@ int kerfd__recover(kerfd_node *n)
         }
         adopt_migs(n);
         kerfd__fault_restore(n);
+        kerfd__drain_restore(n);
         kerfd__fence_init(n);
         if ((r = kerf_store_max_ids(n->store, &max_task, &max_unit, &max_ev)) < 0) {
                 log_error("store: reading ids: %s", kerf_store_errmsg(n->store));

@@ -429,6 +429,30 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
         return 0;
 }
 
+int kerfd_task_update_check(kerfd_node *n, const dtask *t, json_t *changes, dtask **ret,
+                            const char **ret_code, char *msg, size_t msglen)
+{
+        dtask *nt = calloc(1, sizeof(*nt));
+        int r;
+
+        if (!nt)
+                return -ENOMEM;
+        kerf_store_task_init(&nt->rec);
+        nt->req_json = json_deep_copy(t->req_json);
+        if (!nt->req_json || json_object_update(nt->req_json, changes) < 0) {
+                kerfd_task_free(nt);
+                return -ENOMEM;
+        }
+        /* as a stored request: the identity it was accepted with stays the truth */
+        r = build(n, nt, t->argv == NULL, true, true, t->rec.tenant, ret_code, msg, msglen);
+        if (r < 0) {
+                kerfd_task_free(nt);
+                return r;
+        }
+        *ret = nt;
+        return 0;
+}
+
 /* Rebuilds a live task from its stored record (recovery). The stored request was validated
  * and normalised when it was accepted, so the parsed JSON is adopted as it is: no unknown-field
  * scan, no deep copy and no re-serialisation; `build` still fills the request, argv and env
@@ -573,6 +597,7 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
         json_object_set_new(j, "end_reason",
                             rec->end_reason[0] ? json_string(rec->end_reason) : json_null());
         json_object_set_new(j, "reason", reason_json(n, rec, t));
+        json_object_set_new(j, "held", rec->held[0] ? json_string(rec->held) : json_null());
         json_object_set_new(j, "route", rec->route[0] ? json_string(rec->route) : json_null());
         json_object_set_new(j, "units", units);
         json_object_set_new(j, "request", req);

@@ -274,6 +274,18 @@ static void ev_step(world *w)
                                 check_preempt(w, &d[i]);
                                 break;
                         case KERF_DEC_START:
+                                /* nothing new on a draining GPU (a MIG instance may come from
+                                 * a create planned before the drain) */
+                                for (unsigned u = 0; u < d[i].n_units; u++) {
+                                        kerf_unit_info ui; /* gone: preempted in the same step */
+                                        if (kerf_sched_unit_get(w->s, d[i].units[u], &ui) == 0 &&
+                                            ui.kind != KERF_UNIT_MIG &&
+                                            gpu_state(w->s, ui.gpu).draining)
+                                                fail_msg("[%s] task %llu started on draining GPU "
+                                                         "%u",
+                                                         w->name, (unsigned long long)d[i].task,
+                                                         ui.gpu);
+                                }
                                 w->starts++;
                                 w->passed += strncmp(d[i].reason.text, "backfilled", 10) == 0 ||
                                              strncmp(d[i].reason.text, "best-effort", 11) == 0;
@@ -379,6 +391,43 @@ static void ev_recover(world *w)
         }
 }
 
+/* An operator: drains or resumes a GPU, or holds, releases or updates a live task. */
+static void ev_control(world *w)
+{
+        rng *r = &w->r;
+        const kerf_fleet *f = kerf_sched_fleet(w->s);
+        if (chance(r, 30)) {
+                unsigned g = below(r, (unsigned)f->n_gpus);
+                bool on = !gpu_state(w->s, g).draining;
+                LOG(w, "%s GPU %u", on ? "drain" : "resume", g);
+                assert_int_equal(kerf_sched_gpu_drain(w->s, g, on), 0);
+                return;
+        }
+        if (!w->n_live)
+                return;
+        uint64_t id = w->live[below(r, (unsigned)w->n_live)];
+        kerf_task_info ti = task_info(w->s, id);
+        unsigned k = below(r, 3);
+        if (ti.state != KERF_TASK_PENDING) {
+                assert_int_equal(kerf_sched_task_hold(w->s, id, NULL), -KERF_ESTATE);
+                return;
+        }
+        if (k == 0) {
+                LOG(w, "hold %llu", (unsigned long long)id);
+                assert_int_equal(kerf_sched_task_hold(w->s, id, "held by admin"), 0);
+        } else if (k == 1) {
+                LOG(w, "release %llu (held %d)", (unsigned long long)id, ti.held);
+                assert_int_equal(kerf_sched_task_release(w->s, id), ti.held ? 0 : -KERF_ESTATE);
+        } else {
+                kerf_task_update u = {.set_priority = true,
+                                      .priority = (int)below(r, 11) - 5,
+                                      .set_max_runtime = chance(r, 50),
+                                      .max_runtime_s = below(r, 4) * 60};
+                LOG(w, "update %llu priority %d", (unsigned long long)id, u.priority);
+                assert_int_equal(kerf_sched_task_update(w->s, id, &u, NULL), 0);
+        }
+}
+
 /* The scheduler's clock: advanced by every event (backfill and starvation read it). */
 static uint64_t clock_ms;
 
@@ -411,6 +460,8 @@ static void one_event(world *w)
                 ev_fault(w);
         } else if (e < 985) {
                 ev_recover(w);
+        } else if (e < 993) {
+                ev_control(w);
         } else {
                 /* explain a random task: must not change anything */
                 if (w->n_live) {

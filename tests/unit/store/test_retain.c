@@ -175,7 +175,7 @@ static void test_migrate_from_4(void **state)
         sqlite3_close(db);
 
         assert_int_equal(kerf_store_open(path, NULL, &s, err, sizeof(err)), 0);
-        assert_int_equal(kerf_store_schema_version(s), 5);
+        assert_int_equal(kerf_store_schema_version(s), KERF_STORE_SCHEMA_VERSION);
         assert_int_equal(kerf_store_run_foreach(s, NULL, 0, INT64_MAX, count_runs, &runs), 0);
         assert_int_equal(runs, 1);
         assert_int_equal(kerf_store_gc_gone(s, 1, &lg, &wk), 0);
