@@ -334,8 +334,8 @@ static int mig_cmp(const void *a, const void *b)
 /* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type.
  * gres.conf from `kerf slurm gres-conf` lists whole GPUs (those not in MIG mode, by index),
  * then MIG instances in (GPU, unit) order (kerf_gres_mig_order); shards sit on the whole GPUs.
- * Index `cvd` names the GPU Slurm chose: writes its UUID (a MIG instance's parent GPU) and,
- * for a MIG instance, its profile. Returns 0 for a whole GPU, 1 for a MIG instance, -ENOENT
+ * Index `cvd` names the GPU Slurm chose: writes its UUID (for a MIG instance, the instance's
+ * MIG- UUID) and, for a MIG instance, its profile. Returns 0 for a whole GPU, 1 for a MIG instance, -ENOENT
  * when the index or the layout cannot be read (then kerfd chooses the GPU). */
 static int gres_grant(const char *cvd, char *prof, size_t plen, char *uuid, size_t ulen)
 {
@@ -374,14 +374,12 @@ static int gres_grant(const char *cvd, char *prof, size_t plen, char *uuid, size
         qsort(sorted, nm, sizeof(sorted[0]), mig_cmp);
         if (idx >= nwhole && (size_t)(idx - nwhole) < nm &&
             json_is_string(json_object_get(sorted[idx - nwhole], "profile"))) {
-                json_t *m = sorted[idx - nwhole], *parent = NULL;
-                json_array_foreach(items, i,
-                                   v) if (json_integer_value(json_object_get(v, "index")) ==
-                                          json_integer_value(json_object_get(m, "gpu"))) parent = v;
+                json_t *m = sorted[idx - nwhole];
                 snprintf(prof, plen, "%s", json_string_value(json_object_get(m, "profile")));
+                /* the instance itself (its MIG- UUID): kerfd gives the task exactly that one */
                 snprintf(uuid, ulen, "%s",
-                         json_is_string(json_object_get(parent, "uuid"))
-                             ? json_string_value(json_object_get(parent, "uuid"))
+                         json_is_string(json_object_get(m, "uuid"))
+                             ? json_string_value(json_object_get(m, "uuid"))
                              : "");
                 r = 1;
         }

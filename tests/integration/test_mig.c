@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_mig.c - the MIG path end to end on the simulated fleet (kerfd is the one MIG executor:
- * src/daemon/migop.c, recover.c): an inference/high task gets a MIG instance created through
+ * src/daemon/node/migop.c, recover.c): an inference/high task gets a MIG instance created through
  * the fake NVML, sees it in CUDA_VISIBLE_DEVICES; a larger profile makes kerfd destroy the idle
  * instance and create the bigger one; instances found at start are adopted once; an instance
  * destroyed by hand is confirmed as destroyed; a create the device refuses is recorded and the
- * task waits until it can be made */
+ * task waits until it can be made; a task pinned to an instance by its MIG- UUID gets that one */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -281,13 +281,106 @@ static void test_mig_refused(void **st)
         kd_cleanup(&K);
 }
 
+/* A launcher names the instance (gpu_uuid = its MIG- UUID): the task gets exactly that one even
+ * when another of the profile is free, waits while it is held, and a UUID that is not one of
+ * this node's instances is refused. */
+/* POST /v1/tasks: the status, the message in msg */
+static long submit_status(const char *body, char *msg, size_t len)
+{
+        long s = 0;
+        json_t *o = kd_call(&K, "POST", "/v1/tasks", body, NULL, &s, NULL);
+        snprintf(msg, len, "%s", o ? json_string_value(json_object_get(o, "message")) ?: "" : "");
+        json_decref(o);
+        return s;
+}
+
+static void test_mig_pinned(void **st)
+{
+        (void)st;
+        char body[512], u1[96], u2[96], msg[256];
+        unsigned long long a, b, c, p;
+        json_t *u, *t;
+        long s;
+
+        kd_setup(&K, NULL);
+        /* two 1g instances, both left READY when their tasks end */
+        a = kd_submit(&K,
+                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"2\"]}",
+                      NULL);
+        b = kd_submit(&K,
+                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
+                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"2\"]}",
+                      NULL);
+        json_decref(kd_wait_task(&K, a, "running", 15000));
+        json_decref(kd_wait_task(&K, b, "running", 15000));
+        u = unit_of(a);
+        snprintf(u1, sizeof(u1), "%s", json_string_value(json_object_get(u, "mig_uuid")));
+        json_decref(u);
+        u = unit_of(b);
+        snprintf(u2, sizeof(u2), "%s", json_string_value(json_object_get(u, "mig_uuid")));
+        json_decref(u);
+        assert_string_not_equal(u1, u2);
+        json_decref(kd_wait_task(&K, a, "succeeded", 15000));
+        json_decref(kd_wait_task(&K, b, "succeeded", 15000));
+
+        /* pinned to the second: gets it (route and profile follow the instance) */
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"gpu_uuid\":\"%s\",\"command\":[\"/bin/sleep\",\"30\"]}",
+                 u2);
+        p = kd_submit(&K, body, NULL);
+        json_decref(kd_wait_task(&K, p, "running", 15000));
+        u = unit_of(p);
+        assert_string_equal(json_string_value(json_object_get(u, "mig_uuid")), u2);
+        assert_string_equal(json_string_value(json_object_get(u, "kind")), "mig");
+        json_decref(u);
+        /* the same instance again waits, though the first instance is free */
+        c = kd_submit(&K, body, NULL);
+        for (int i = 0;; i++) {
+                char path[64];
+                snprintf(path, sizeof(path), "/v1/tasks/%llu", c);
+                t = kd_call(&K, "GET", path, NULL, NULL, &s, NULL);
+                const char *r =
+                    json_string_value(json_object_get(json_object_get(t, "reason"), "text"));
+                if (r && strstr(r, "held by task")) {
+                        assert_string_equal(json_string_value(json_object_get(t, "state")),
+                                            "pending");
+                        json_decref(t);
+                        break;
+                }
+                json_decref(t);
+                if (i > 100)
+                        fail_msg("task %llu: no 'held by task' reason", c);
+                kd_sleep_ms(100);
+        }
+        /* refused: not an instance of this node, another route, another profile */
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"gpu_uuid\":\"MIG-00000000-0000-0000-0000-00000000dead\","
+                 "\"command\":[\"true\"]}");
+        assert_int_equal(submit_status(body, msg, sizeof(msg)), 400);
+        assert_non_null(strstr(msg, "is not a MIG instance of this node"));
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"route\":\"whole\",\"gpu_uuid\":\"%s\","
+                 "\"command\":[\"true\"]}",
+                 u1);
+        assert_int_equal(submit_status(body, msg, sizeof(msg)), 400);
+        assert_non_null(strstr(msg, "route whole"));
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"alice\",\"mig_profile\":\"2g.35gb\",\"gpu_uuid\":\"%s\","
+                 "\"command\":[\"true\"]}",
+                 u1);
+        assert_int_equal(submit_status(body, msg, sizeof(msg)), 400);
+        assert_non_null(strstr(msg, "not a 2g.35gb"));
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_mig_lifecycle),
-            cmocka_unit_test(test_mig_adopt),
-            cmocka_unit_test(test_mig_destroy_gone),
-            cmocka_unit_test(test_mig_refused),
+            cmocka_unit_test(test_mig_lifecycle),    cmocka_unit_test(test_mig_adopt),
+            cmocka_unit_test(test_mig_destroy_gone), cmocka_unit_test(test_mig_refused),
+            cmocka_unit_test(test_mig_pinned),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

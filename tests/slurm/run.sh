@@ -202,8 +202,12 @@ check "--gpu-compute without a GPU gres fails the task (rc $rc) saying so" \
   eval '[ $rc -ne 0 ] && grep -q "need a GPU gres" $B/e4b'
 
 # ---- a typed MIG gpu: the plugin maps Slurm's index to the instance's profile
-out=$(srun -w n1 --gres=gpu:1g.18gb:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND 2>$B/e5m)
-check "gpu:1g.18gb:1 -> a MIG instance by UUID ($(echo $out))" grep -q "^MIG-.* mig$" <<<"$(echo $out)"
+out=$(srun -w n1 --gres=gpu:1g.18gb:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND KERF_TASK_ID 2>$B/e5m)
+check "gpu:1g.18gb:1 -> a MIG instance by UUID ($(echo $out))" grep -q "^MIG-.* mig [0-9]*$" <<<"$(echo $out)"
+# the instance Slurm counted (its index in gres.conf) is named to kerfd, which gives exactly it
+mpin=$(api n1 /v1/tasks/$(echo $out | awk '{print $3}') | json 'd["request"].get("gpu_uuid","")')
+check "gpu:1g.18gb:1 -> kerfd was told Slurm's instance and gave the task that one ($mpin)" \
+  [ "$mpin" = "$(echo $out | awk '{print $1}')" ]
 # ---- a whole GPU
 out=$(srun -w n1 --gres=gpu:1 printenv CUDA_VISIBLE_DEVICES KERF_UNIT_KIND KERF_TASK_ID 2>$B/e5)
 check "gpu:1 -> a whole GPU by UUID ($(echo $out))" grep -q "^GPU-.* whole [0-9]*$" <<<"$(echo $out)"

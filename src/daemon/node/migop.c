@@ -211,3 +211,24 @@ void kerfd__mig_drain(kerfd_node *n)
                 pthread_cond_broadcast(&n->launched);
         }
 }
+
+uint64_t kerfd__mig_by_uuid(kerfd_node *n, const char *uuid, unsigned *gpu)
+{
+        kerf_unit_info us[32]; /* a GPU in MIG mode holds at most 7 instances */
+        for (size_t g = 0; g < n->fleet->n_gpus; g++) {
+                if (!n->fleet->gpus[g].mig_enabled)
+                        continue;
+                size_t nu = kerf_sched_unit_list(n->sched, (int)g, us, 32);
+                for (size_t i = 0; i < nu && i < 32; i++) {
+                        const dunit *m;
+                        if (us[i].kind != KERF_UNIT_MIG ||
+                            !(m = kerf_u64map_get(&n->migs, us[i].id)))
+                                continue;
+                        if (m->mig_uuid[0] && strcmp(m->mig_uuid, uuid) == 0) {
+                                *gpu = us[i].gpu;
+                                return us[i].id;
+                        }
+                }
+        }
+        return 0;
+}

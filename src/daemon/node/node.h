@@ -260,6 +260,9 @@ int kerfd__store_open(kerfd_node *n);
  * (kerfd__mig_drain, after each tick); no device call is queued: recorded at once. */
 void kerfd__do_mig(kerfd_node *n, const kerf_decision *d);
 void kerfd__mig_drain(kerfd_node *n);
+/* The scheduler unit of this node's MIG instance with UUID `uuid` ("MIG-..."), its fleet GPU in
+ * *gpu; 0 when no live instance has it. n->mu held. */
+uint64_t kerfd__mig_by_uuid(kerfd_node *n, const char *uuid, unsigned *gpu);
 
 /* decide.c: the scheduler's decisions carried out */
 void kerfd__do_start(kerfd_node *n, const kerf_decision *d);

@@ -242,6 +242,16 @@ static int build(kerfd_node *n, dtask *t, bool attach, bool admin, bool stored, 
         json_t *pins = json_object_get(o, "gpu_uuids"), *one = json_object_get(o, "gpu_uuid");
         if (pins && one)
                 BAD("invalid_argument", "gpu_uuid and gpu_uuids: give one of them");
+        const char *mig = json_string_value(one);
+        if (mig && !strncmp(mig, "MIG-", 4)) { /* one MIG instance: that instance or none */
+                unsigned gpu = 0;
+                q->mig_unit_pin = kerfd__mig_by_uuid(n, mig, &gpu);
+                if (!q->mig_unit_pin)
+                        BAD("invalid_argument", "gpu_uuid: %s is not a MIG instance of this node",
+                            mig);
+                q->gpu_pins[q->n_gpu_pins++] = gpu;
+                one = NULL;
+        }
         for (size_t k = 0, np = pins ? json_array_size(pins) : one ? 1 : 0; k < np; k++) {
                 size_t i = 0;
                 const char *u = json_string_value(pins ? json_array_get(pins, k) : one);
