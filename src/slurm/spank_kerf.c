@@ -335,8 +335,8 @@ static int mig_cmp(const void *a, const void *b)
  * gres.conf from `kerf slurm gres-conf` lists whole GPUs (those not in MIG mode, by index),
  * then MIG instances in (GPU, unit) order (kerf_gres_mig_order); shards sit on the whole GPUs.
  * Index `cvd` names the GPU Slurm chose: writes its UUID (for a MIG instance, the instance's
- * MIG- UUID) and, for a MIG instance, its profile. Returns 0 for a whole GPU, 1 for a MIG instance, -ENOENT
- * when the index or the layout cannot be read (then kerfd chooses the GPU). */
+ * MIG- UUID) and, for a MIG instance, its profile. Returns 0 for a whole GPU, 1 for a MIG instance,
+ * -ENOENT when the index or the layout cannot be read (then kerfd chooses the GPU). */
 static int gres_grant(const char *cvd, char *prof, size_t plen, char *uuid, size_t ulen)
 {
         char err[256], *end;
