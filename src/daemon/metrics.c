@@ -220,13 +220,13 @@ static int snapshot(kerfd_node *n, msnap *s)
         }
         if (kerfd__metrics_node_snap(n, s) < 0)
                 return -1;
-        for (size_t i = 0; i < n->live.cap && rc == 0; i++) {
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (rc == 0 && kerf_u64map_next(&n->live, &it, NULL, &val)) {
                 dtask *t;
                 bool run;
                 double wait_s;
-                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
+                t = val;
                 run = !strcmp(t->rec.state, "running");
                 wait_s = (double)((t->rec.started_ms ? (uint64_t)t->rec.started_ms : now) -
                                   (uint64_t)t->rec.submitted_ms) /

@@ -418,13 +418,13 @@ static void check_limits(kerfd_node *n, uint64_t mono)
                 return;
         n->limits_mono = mono;
         uint64_t now = kerfd_now_ms();
-        for (size_t i = 0; i < n->live.cap; i++) {
-                uint64_t k = n->live.keys[i];
+        uint64_t k;
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, &k, &val)) {
                 dtask *t;
                 char text[128];
-                if (k == 0 || k == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
+                t = val;
                 if (t->stopping || strcmp(t->rec.state, "running") != 0)
                         continue;
                 if (t->region) {
@@ -486,11 +486,10 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
                         if (s[i].sm_pct == 0)
                                 continue;
                         pid_t pg = getpgid((pid_t)s[i].pid);
-                        for (size_t j = 0; j < n->live.cap; j++) {
-                                dtask *t;
-                                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
-                                        continue;
-                                t = n->live.vals[j];
+                        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+                        void *val;
+                        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                                dtask *t = val;
                                 if (t->rec.pid == s[i].pid || (pg > 0 && t->rec.pgid == pg))
                                         t->last_active_mono = mono;
                         }
