@@ -238,7 +238,7 @@ void kerfd_api_queues(kreq *r)
                         snprintf(e->tenant, sizeof(e->tenant), "%s", t->rec.tenant);
                         snprintf(e->queue, sizeof(e->queue), "%s", t->rec.queue);
                 }
-                if (!strcmp(t->rec.state, "running")) {
+                if (t->state == KERF_TASK_RUNNING) {
                         e->running++;
                 } else {
                         e->pending++;

@@ -167,7 +167,7 @@ void kerfd__cdi_recover(kerfd_node *n)
         void *val;
         while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
                 dtask *t = val;
-                if (wants_spec(n, t) && !strcmp(t->rec.state, "running"))
+                if (wants_spec(n, t) && t->state == KERF_TASK_RUNNING)
                         (void)kerfd__cdi_task_write(n, t);
         }
         owner_tag(n, owner, sizeof(owner));

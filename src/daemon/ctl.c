@@ -224,8 +224,7 @@ static void *ctl_main(void *arg)
                 void *val;
                 while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
                         dtask *t = val;
-                        if (!t->region ||
-                            (strcmp(t->rec.state, "running") != 0 && !t->preempt_frozen))
+                        if (!t->region || (t->state != KERF_TASK_RUNNING && !t->preempt_frozen))
                                 continue;
                         if (k == cap) {
                                 size_t nc = cap ? cap * 2 : 64;
@@ -291,7 +290,7 @@ int kerfd__task_suspend(kerfd_node *n, dtask *t, bool on, const char *actor, cha
 {
         char obj[64];
 
-        if (!is_slice(t) || !t->region || strcmp(t->rec.state, "running") != 0) {
+        if (!is_slice(t) || !t->region || t->state != KERF_TASK_RUNNING) {
                 snprintf(msg, msglen,
                          "task %llu is not a running software slice (route slice or tslice) with "
                          "a slice region: %s works by holding its GPU launches in the shim",
@@ -371,7 +370,7 @@ bool kerfd__preempt_by_suspend(kerfd_node *n, dtask *t, const kerf_decision *d)
                  kerf_why_name(d->reason.code));
         t->rec.reason_task = d->reason.other_task;
         snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", d->reason.text);
-        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        kerfd__task_set_state(t, KERF_TASK_PENDING);
         t->preempt_frozen = true;
         t->preempt_gpu = gpu;
         t->suspended = true;
@@ -529,7 +528,7 @@ void kerfd__slice_poll(kerfd_node *n, uint64_t mono)
         for (size_t i = 0; i < nstop; i++) {
                 dtask *t = kerfd__live(n, stop[i]);
                 if (t && !t->stopping)
-                        kerfd__task_stop(n, t, "failure", "kerfd",
+                        kerfd__task_stop(n, t, KERF_END_FAILURE, "kerfd",
                                          "stopped: its processes use the GPU without the shim "
                                          "(policy.shim_bypass: stop)",
                                          n->cfg.grace_s);

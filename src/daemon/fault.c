@@ -239,7 +239,7 @@ static void take_out(kerfd_node *n, unsigned g, uint64_t unit, const char *text,
                         (*requeued)++;
                 } else {
                         kerf_sched_cancel(n->sched, t->rec.id);
-                        kerfd__task_stop(n, t, "fault", "kerfd", text, 0);
+                        kerfd__task_stop(n, t, KERF_END_FAULT, "kerfd", text, 0);
                         (*failed)++;
                 }
         }
@@ -303,7 +303,7 @@ static void handle(kerfd_node *n, const kerf_backend_event *ev)
                                 continue;
                         t->xid_errors++;
                         kerfd__metrics_fault(t);
-                        kerfd__task_stop(n, t, "fault", "kerfd", text, 0);
+                        kerfd__task_stop(n, t, KERF_END_FAULT, "kerfd", text, 0);
                         failed++;
                 }
                 break;
