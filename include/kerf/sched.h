@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kerf/core.h"
+#include "kerf/task_state.h"
 
 #define KERF_UNLIMITED     UINT64_MAX
 #define KERF_MAX_TASK_GPUS 16
@@ -148,13 +149,8 @@ typedef struct kerf_request {
  * priority 0, everything else zero/NULL. */
 void kerf_request_init(kerf_request *r);
 
-typedef enum kerf_task_state {
-        KERF_TASK_PENDING = 0,
-        KERF_TASK_STARTING, /* placed; waiting for a MIG instance to be created */
-        KERF_TASK_RUNNING,
-        KERF_TASK_STATE_COUNT
-} kerf_task_state;
-const char *kerf_task_state_name(kerf_task_state s);
+/* kerf_task_state (include/kerf/task_state.h): the scheduler's tasks are pending, starting
+ * (placed; waiting for a MIG instance to be created) or running. */
 
 /* Why something happened or did not. */
 typedef enum kerf_why {

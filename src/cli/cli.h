@@ -142,6 +142,10 @@ bool cli_task_match(const cli_task_filter *f, const json_t *t);
 /* Checks a comma-separated --state list against `allowed` (NULL-terminated); false after one
  * error line naming the bad word and the accepted ones. */
 bool cli_states_ok(const char *verb, const char *list, const char *const *allowed);
+/* The state words a --state list takes, NULL-terminated, from the one table
+ * (include/kerf/task_state.h) with "suspended" after "running": every state, or (live) the
+ * unended ones only. Static: not to be freed. */
+const char *const *cli_state_words(bool live);
 /* A tenant or queue name for a query; false after one error line. */
 bool cli_name_ok(const char *verb, const char *flag, const char *v);
 /* Prints a JSON value as a YAML document (libyaml's emitter; strings that would read back as

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "kerf/task_state.h"
 
 static const struct {
         const char *name;
@@ -88,8 +89,6 @@ int cli_cancel(cli *c, int argc, char **argv)
                                            {"json", no_argument, 0, 'j'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
-        static const char *const live_states[] = {"pending", "starting", "running", "suspended",
-                                                  NULL};
         cli_task_filter f = {.gpu = -1};
         bool dry = false, filtered = false;
         long grace = -1;
@@ -100,7 +99,7 @@ int cli_cancel(cli *c, int argc, char **argv)
         while ((opt = getopt_long(argc, argv, "+:hj", lo, NULL)) != -1) {
                 switch (opt) {
                 case O_STATE:
-                        if (!cli_states_ok("cancel", optarg, live_states))
+                        if (!cli_states_ok("cancel", optarg, cli_state_words(true)))
                                 return KERF_EXIT_USAGE;
                         f.states = optarg;
                         filtered = true;

@@ -12,18 +12,17 @@
 #include <time.h>
 
 #include "cli.h"
+#include "kerf/task_state.h"
 #include "kerf/units.h"
 #include "u64map.h"
 
 #define HIST_PAGE      1000
 #define HIST_MAX_TASKS 1000000 /* a bound on what one command pulls from kerfd */
 
-static const char *const ended_states[] = {"succeeded", "failed", "cancelled"};
-
 typedef struct hist_opts {
         int64_t since_ms, until_ms;
         const char *tenant, *queue, *route;
-        bool state[3];
+        bool state[KERF_TASK_STATE_COUNT]; /* the end states asked */
         long long limit;
         enum { OUT_TABLE, OUT_CSV, OUT_JSON } out;
         bool no_headers;
@@ -104,13 +103,13 @@ static int parse(cli *c, int argc, char **argv, hist_opts *o)
                         snprintf(buf, sizeof(buf), "%s", optarg);
                         for (char *w = strtok_r(buf, ",", &save); w;
                              w = strtok_r(NULL, ",", &save)) {
-                                size_t k = 0;
-                                while (k < 3 && strcmp(w, ended_states[k]))
-                                        k++;
-                                if (k == 3) {
+                                int k = kerf_task_state_parse(w);
+                                if (k < 0 || !kerf_task_state_ended(k)) {
                                         cli_err("history: --state: '%s' is not an end state: "
-                                                "succeeded, failed or cancelled (comma-separated)",
-                                                w);
+                                                "%s, %s or %s (comma-separated)",
+                                                w, kerf_task_state_name(KERF_TASK_SUCCEEDED),
+                                                kerf_task_state_name(KERF_TASK_FAILED),
+                                                kerf_task_state_name(KERF_TASK_CANCELLED));
                                         return KERF_EXIT_USAGE;
                                 }
                                 o->state[k] = any_state = true;
@@ -161,7 +160,8 @@ static int parse(cli *c, int argc, char **argv, hist_opts *o)
                 return KERF_EXIT_USAGE;
         }
         if (!any_state)
-                o->state[0] = o->state[1] = o->state[2] = true;
+                for (int k = 0; k < KERF_TASK_STATE_COUNT; k++)
+                        o->state[k] = kerf_task_state_ended(k);
         if (c->json)
                 o->out = OUT_JSON;
         return 0;
@@ -204,10 +204,11 @@ static int collect(cli *c, const hist_opts *o, json_t *rows)
         json_t *tasks = json_array(), *runs = json_array();
         char base[512];
         int ex = 0;
-        for (int k = 0; k < 3 && !ex; k++) {
+        for (int k = 0; k < KERF_TASK_STATE_COUNT && !ex; k++) {
                 if (!o->state[k])
                         continue;
-                int len = snprintf(base, sizeof(base), "/v1/tasks?state=%s", ended_states[k]);
+                int len =
+                    snprintf(base, sizeof(base), "/v1/tasks?state=%s", kerf_task_state_name(k));
                 if (o->tenant)
                         len += snprintf(base + len, sizeof(base) - (size_t)len, "&tenant=%.100s",
                                         o->tenant);

@@ -13,10 +13,25 @@
 #include <yaml.h>
 
 #include "cli.h"
+#include "kerf/task_state.h"
 
-/* Every state `kerf ls --state` takes; `suspended` is listed by kerfd under `running`. */
-static const char *const all_states[] = {"pending",   "starting", "running",   "suspended",
-                                         "succeeded", "failed",   "cancelled", NULL};
+const char *const *cli_state_words(bool live)
+{
+        static const char *all[KERF_TASK_STATE_COUNT + 2], *unended[KERF_TASK_STATE_COUNT + 2];
+        const char **w = live ? unended : all;
+        size_t k = 0;
+        if (w[0])
+                return w;
+        for (int s = 0; s < KERF_TASK_STATE_COUNT; s++) {
+                if (live && kerf_task_state_ended(s))
+                        continue;
+                w[k++] = kerf_task_state_name(s);
+                if (s == KERF_TASK_RUNNING) /* kerfd lists a suspended task under running */
+                        w[k++] = KERF_TASK_SUSPENDED_WORD;
+        }
+        w[k] = NULL;
+        return w;
+}
 
 static int64_t now_ms(void)
 {
@@ -74,7 +89,8 @@ bool cli_task_match(const cli_task_filter *f, const json_t *t)
         const char *st = json_string_value(json_object_get(t, "state"));
         if (f->states && st &&
             !(in_list(f->states, st) ||
-              (!strcmp(st, "suspended") && in_list(f->states, "running"))))
+              (!strcmp(st, KERF_TASK_SUSPENDED_WORD) &&
+               in_list(f->states, kerf_task_state_name(KERF_TASK_RUNNING)))))
                 return false;
         if (f->name && fnmatch(f->name, cli_str(t, "name"), 0) != 0)
                 return false;
@@ -142,8 +158,10 @@ static int fetch_one(cli *c, const cli_task_filter *f, const char *after, unsign
 {
         const char *sv[8];
         size_t ns = 0;
-        for (const char *const *s = all_states; f->states && *s; s++) {
-                const char *srv = strcmp(*s, "suspended") ? *s : "running";
+        for (const char *const *s = cli_state_words(false); f->states && *s; s++) {
+                const char *srv = strcmp(*s, KERF_TASK_SUSPENDED_WORD)
+                                      ? *s
+                                      : kerf_task_state_name(KERF_TASK_RUNNING);
                 bool dup = false;
                 if (!in_list(f->states, *s))
                         continue;
@@ -443,8 +461,8 @@ static int sort_key, sort_rev;
 
 static int state_rank(const char *s)
 {
-        for (int i = 0; all_states[i]; i++)
-                if (!strcmp(all_states[i], s))
+        for (int i = 0; cli_state_words(false)[i]; i++)
+                if (!strcmp(cli_state_words(false)[i], s))
                         return i;
         return 99;
 }
@@ -654,7 +672,7 @@ int cli_ls(cli *c, int argc, char **argv)
         while ((opt = getopt_long(argc, argv, "+:hjro:", lo, NULL)) != -1) {
                 switch (opt) {
                 case O_STATE:
-                        if (!cli_states_ok("ls", optarg, all_states))
+                        if (!cli_states_ok("ls", optarg, cli_state_words(false)))
                                 return KERF_EXIT_USAGE;
                         o.f.states = optarg;
                         break;

@@ -128,3 +128,21 @@ void *kerf_u64map_del(kerf_u64map *m, uint64_t key)
         m->len--;
         return v;
 }
+
+bool kerf_u64map_next(const kerf_u64map *m, kerf_u64map_iter *it, uint64_t *ret_key, void **ret_val)
+{
+        /* del only turns a slot into a tombstone and never moves an entry, so a slot index
+         * stays a valid position across deletions */
+        for (; it->slot < m->cap; it->slot++) {
+                uint64_t k = m->keys[it->slot];
+                if (k == 0 || k == TOMB)
+                        continue;
+                if (ret_key)
+                        *ret_key = k;
+                if (ret_val)
+                        *ret_val = m->vals[it->slot];
+                it->slot++;
+                return true;
+        }
+        return false;
+}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kerf/core.h"
+#include "kerf/task_state.h"
 #include "poc.h"
 
 /*
@@ -310,12 +311,13 @@ static int tenants_setup(poc_ctx *p, char *err, size_t errlen)
 void poc_cancel_all(poc_ctx *p)
 {
         for (size_t i = 0; i < sizeof(TENANTS) / sizeof(TENANTS[0]); i++) {
-                static const char *const live[] = {"pending", "starting", "running"};
-                for (size_t s = 0; s < 3; s++) {
+                for (int s = 0; s < KERF_TASK_STATE_COUNT; s++) {
                         char path[160];
                         long st;
+                        if (kerf_task_state_ended(s))
+                                continue;
                         snprintf(path, sizeof(path), "/v1/tasks?tenant=%s&state=%s&limit=1000",
-                                 TENANTS[i], live[s]);
+                                 TENANTS[i], kerf_task_state_name(s));
                         json_t *l = poc_call(p, "GET", path, NULL, &st), *t;
                         size_t k;
                         json_array_foreach(json_object_get(l, "items"), k, t)

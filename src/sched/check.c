@@ -214,10 +214,10 @@ int kerf_sched_check(const kerf_sched *s, char *err, size_t errlen)
         uint8_t *plan = calloc(s->n_gpus, sizeof(*plan));
         uint64_t *node_use = calloc(2 * s->fleet->n_nodes, sizeof(*node_use));
         int rc = plan && node_use ? 0 : -ENOMEM;
-        for (size_t i = 0; i < s->tasks.cap && rc == 0; i++) {
-                if (!s->tasks.keys[i] || s->tasks.keys[i] == UINT64_MAX)
-                        continue;
-                const stask *t = s->tasks.vals[i];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *v;
+        while (rc == 0 && kerf_u64map_next(&s->tasks, &it, NULL, &v)) {
+                const stask *t = v;
                 rc = check_task(s, t, use, plan, node_use, err, errlen);
                 if (rc < 0)
                         break;

@@ -39,10 +39,10 @@ int kerf_sched_fault(kerf_sched *s, unsigned gpu, uint64_t unit, bool requeue, u
                         hit[nhit++] = u->task;
         }
         /* tasks waiting on destroys planned on this GPU are hit too */
-        for (size_t i = 0; i < s->tasks.cap && !only; i++) {
-                if (!s->tasks.keys[i] || s->tasks.keys[i] == UINT64_MAX)
-                        continue;
-                stask *t = s->tasks.vals[i];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *v;
+        while (!only && kerf_u64map_next(&s->tasks, &it, NULL, &v)) {
+                stask *t = v;
                 if (t->state == KERF_TASK_STARTING && t->n_units == 0 && t->plan.gpus[0] == gpu) {
                         bool dup = false;
                         for (size_t k = 0; k < nhit; k++)
@@ -255,10 +255,10 @@ size_t kerf_sched_task_list(const kerf_sched *s, kerf_task_state st, uint64_t *o
         /* collect all matching ids, sort, then copy the first max */
         size_t n = 0, cap = 0;
         uint64_t *all = NULL;
-        for (size_t i = 0; i < s->tasks.cap; i++) {
-                if (!s->tasks.keys[i] || s->tasks.keys[i] == UINT64_MAX)
-                        continue;
-                const stask *t = s->tasks.vals[i];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *v;
+        while (kerf_u64map_next(&s->tasks, &it, NULL, &v)) {
+                const stask *t = v;
                 if (t->state != st)
                         continue;
                 if (n == cap) {

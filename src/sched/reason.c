@@ -195,14 +195,6 @@ void kerf__task_reason(const kerf_sched *s, const stask *t, kerf_reason *ret)
                 kerf__drain_note(s, t, ret->text, sizeof(ret->text));
 }
 
-static const char *const task_state_names[KERF_TASK_STATE_COUNT] = {"pending", "starting",
-                                                                    "running"};
-
-const char *kerf_task_state_name(kerf_task_state st)
-{
-        return (unsigned)st < KERF_TASK_STATE_COUNT ? task_state_names[st] : "?";
-}
-
 static const char *const dec_names[KERF_DEC_KIND_COUNT] = {"start", "preempt", "mig_create",
                                                            "mig_destroy", "gpu_mode"};
 

@@ -175,12 +175,13 @@ kerf_sched *kerf_sched_free(kerf_sched *s)
 {
         if (!s)
                 return NULL;
-        for (size_t i = 0; i < s->tasks.cap; i++)
-                if (s->tasks.keys[i] && s->tasks.keys[i] != UINT64_MAX)
-                        free(s->tasks.vals[i]);
-        for (size_t i = 0; i < s->units.cap; i++)
-                if (s->units.keys[i] && s->units.keys[i] != UINT64_MAX)
-                        free(s->units.vals[i]);
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *v;
+        while (kerf_u64map_next(&s->tasks, &it, NULL, &v))
+                free(v);
+        it = (kerf_u64map_iter)KERF_U64MAP_ITER_INIT;
+        while (kerf_u64map_next(&s->units, &it, NULL, &v))
+                free(v);
         kerf_u64map_fini(&s->tasks);
         kerf_u64map_fini(&s->units);
         for (size_t i = 0; i < s->n_tenants; i++) {

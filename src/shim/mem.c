@@ -192,14 +192,14 @@ static void ctx_gone_locked(CUcontext ctx)
                 return;
         for (size_t t = 0; t < 2; t++) {
                 kerf_u64map *m = tabs[t];
-                for (size_t i = 0; i < m->cap; i++) {
-                        uint64_t k = m->keys[i];
-                        if (!k || k == UINT64_MAX)
-                                continue;
-                        ks_rec *r = m->vals[i];
+                kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+                uint64_t k;
+                void *val;
+                while (kerf_u64map_next(m, &it, &k, &val)) {
+                        ks_rec *r = val;
                         if (r->ctx != ctx)
                                 continue;
-                        kerf_u64map_del(m, k);
+                        kerf_u64map_del(m, k); /* the entry just returned: allowed */
                         ks__mem_release(r->bytes);
                         rec_free_locked(r);
                 }
@@ -507,13 +507,14 @@ KS_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 /* recs: the values are records (back to the free list), else malloc'd (ks_vmm). */
 static void forget_map(kerf_u64map *m, bool recs)
 {
-        for (size_t i = 0; i < m->cap; i++)
-                if (m->keys[i] && m->keys[i] != UINT64_MAX) {
-                        if (recs)
-                                rec_free_locked(m->vals[i]);
-                        else
-                                free(m->vals[i]);
-                }
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(m, &it, NULL, &val)) {
+                if (recs)
+                        rec_free_locked(val);
+                else
+                        free(val);
+        }
         kerf_u64map_fini(m);
         kerf_u64map_init(m);
 }

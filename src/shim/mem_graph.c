@@ -51,12 +51,13 @@ static cuuint64_t gattr(int d, CUgraphMem_attribute a)
 static uint64_t promised_locked(int d)
 {
         uint64_t p = 0;
-        for (size_t i = 0; i < execs.cap; i++)
-                if (execs.keys[i] && execs.keys[i] != UINT64_MAX) {
-                        const ks_gexec *x = execs.vals[i];
-                        if (x->need[d] > p)
-                                p = x->need[d];
-                }
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&execs, &it, NULL, &val)) {
+                const ks_gexec *x = val;
+                if (x->need[d] > p)
+                        p = x->need[d];
+        }
         return p;
 }
 
@@ -88,9 +89,10 @@ void ks__graphmem_reconcile(void)
 
 void ks__graphmem_forget(void)
 {
-        for (size_t i = 0; i < execs.cap; i++)
-                if (execs.keys[i] && execs.keys[i] != UINT64_MAX)
-                        free(execs.vals[i]);
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&execs, &it, NULL, &val))
+                free(val);
         kerf_u64map_fini(&execs);
         kerf_u64map_init(&execs);
         memset(charged, 0, sizeof(charged));

@@ -123,9 +123,10 @@ void ks__mem_tick(uint64_t now_ns)
 
 void ks__pools_forget(void)
 {
-        for (size_t i = 0; i < arecs.cap; i++)
-                if (arecs.keys[i] && arecs.keys[i] != UINT64_MAX)
-                        free(arecs.vals[i]);
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&arecs, &it, NULL, &val))
+                free(val);
         kerf_u64map_fini(&arecs);
         kerf_u64map_init(&arecs);
         free(pools);

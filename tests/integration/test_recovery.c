@@ -2,7 +2,8 @@
 /* test_recovery.c - kill -9 kerfd during a burst of submits and completions (several kill
  * points), restart: every acknowledged submit is present, long tasks are re-adopted, no unit
  * is leaked or double-allocated, tasks that exited 0 while kerfd was down are succeeded (their
- * supervisors kept the status), and the audit chain still verifies */
+ * supervisors kept the status), and the audit chain still verifies; a stored state kerfd does
+ * not know is refused by name at recovery, never guessed at */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -201,8 +203,48 @@ static void test_kill9(void **st)
         kd_cleanup(&K);
 }
 
+/* A damaged record: an unfinished task whose stored state is a word kerfd does not know. */
+static void test_unknown_state(void **st)
+{
+        char db[400], sql[160], *log = NULL;
+        sqlite3 *h;
+        long s;
+        size_t len = 0;
+        FILE *f;
+
+        kd_setup(&K, NULL);
+        unsigned long long id =
+            kd_submit(&K, "{\"tenant\":\"alice\",\"command\":[\"/bin/sleep\",\"2\"]}", NULL);
+        json_decref(kd_wait_task(&K, id, "running", 10000));
+        kd_kill9(&K);
+        snprintf(db, sizeof(db), "%s/state/kerf.db", K.dir);
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        snprintf(sql, sizeof(sql), "UPDATE tasks SET state = 'runing' WHERE id = %llu", id);
+        assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_changes(h), 1);
+        sqlite3_close(h);
+        kd_start(&K);
+        /* kerfd runs on, the record is left as it is (not live: not mapped to some state) */
+        json_t *t = kd_call(&K, "GET", "/v1/tasks?state=running", NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_int_equal(json_array_size(json_object_get(t, "items")), 0);
+        json_decref(t);
+        f = fopen(K.log, "r");
+        assert_non_null(f);
+        assert_true(getdelim(&log, &len, 0, f) > 0);
+        fclose(f);
+        snprintf(sql, sizeof(sql), "task %llu cannot be recovered: stored state 'runing'", id);
+        if (!strstr(log, sql))
+                fail_msg("kerfd's log does not say '%s'", sql);
+        free(log);
+        kd_sleep_ms(2000); /* its process (sleep 2) ends on its own */
+        kd_stop(&K);
+        kd_cleanup(&K);
+}
+
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_kill9)};
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_kill9),
+                                           cmocka_unit_test(test_unknown_state)};
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,42 @@ static void test_timeout_and_idle(void **st)
         assert_reclaimed(b);
 }
 
+/* Every task past its max runtime is stopped in the same limit pass (one every 100 ms would
+ * end the last of N tasks due together about (N-1) x 100 ms late). */
+static void test_timeouts_one_pass(void **st)
+{
+        enum { N = 20, PASS_MS = 100 };
+        unsigned long long ids[N];
+        long long late_max = 0, start_min = 0, start_max = 0;
+        for (int i = 0; i < N; i++)
+                ids[i] = kd_submit(&K,
+                                   "{\"tenant\":\"alice\",\"route\":\"slice\",\"memory\":\"1GiB\","
+                                   "\"max_runtime_s\":1,\"command\":[\"/bin/sleep\",\"30\"]}",
+                                   NULL);
+        for (int i = 0; i < N; i++) {
+                json_t *t = kd_wait_task(&K, ids[i], "failed", 20000);
+                assert_non_null(t);
+                assert_string_equal(json_string_value(json_object_get(t, "end_reason")), "timeout");
+                long long s = json_integer_value(json_object_get(t, "started_ms"));
+                long long e = json_integer_value(json_object_get(t, "ended_ms"));
+                assert_true(s > 0 && e >= s + 1000);
+                /* how long after its due time (start + 1 s) it ended */
+                if (e - s - 1000 > late_max)
+                        late_max = e - s - 1000;
+                start_min = i == 0 || s < start_min ? s : start_min;
+                start_max = s > start_max ? s : start_max;
+                json_decref(t);
+                assert_reclaimed(ids[i]);
+        }
+        fprintf(stderr,
+                "timeouts: %d tasks started within %lld ms, the latest ended %lld ms "
+                "after its due time\n",
+                N, start_max - start_min, late_max);
+        /* one task per pass would end the last about (N-1) x PASS_MS minus the start spread
+         * late; all in one pass: a pass, a stop and a reap late, whatever N */
+        assert_true(late_max < N * PASS_MS / 2);
+}
+
 static void test_preemption(void **st)
 {
         unsigned long long ids[6], hi;
@@ -354,9 +390,13 @@ static void test_metrics_promtool(void **st)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_exit_reclaimed), cmocka_unit_test(test_failure),
-            cmocka_unit_test(test_cancel),         cmocka_unit_test(test_timeout_and_idle),
-            cmocka_unit_test(test_preemption),     cmocka_unit_test(test_metrics_promtool),
+            cmocka_unit_test(test_exit_reclaimed),
+            cmocka_unit_test(test_failure),
+            cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_timeout_and_idle),
+            cmocka_unit_test(test_timeouts_one_pass),
+            cmocka_unit_test(test_preemption),
+            cmocka_unit_test(test_metrics_promtool),
             cmocka_unit_test(test_gpu_pin),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -315,7 +315,7 @@ static void task_cancel(kreq *r, uint64_t id)
         if (sig && t->in_exec && kerf_exec_stop_signal(n->exec, id, sig) == 0)
                 snprintf(text, sizeof(text), "cancelled by request (signal %d, grace %u s)", sig,
                          grace);
-        kerfd__task_stop(n, t, "cancel", r->actor, text, grace);
+        kerfd__task_stop(n, t, KERF_END_CANCEL, r->actor, text, grace);
         /* the answer: the task as it is now (ended, or stopping) */
         if ((t = kerfd__live(n, id)))
                 kreq_json(r, 200, kerfd_task_json(n, &t->rec, t));
@@ -383,11 +383,16 @@ static void task_list(kreq *r)
 
         if (!api_page(r, &f.after, &f.limit))
                 return;
-        if (st && strcmp(st, "pending") && strcmp(st, "starting") && strcmp(st, "running") &&
-            strcmp(st, "succeeded") && strcmp(st, "failed") && strcmp(st, "cancelled")) {
-                kreq_error(r, 400, "invalid_argument",
-                           "state: pending, starting, running, "
-                           "succeeded, failed or cancelled");
+        if (st && kerf_task_state_parse(st) < 0) {
+                char names[128];
+                size_t o = 0;
+                for (int i = 0; i < KERF_TASK_STATE_COUNT && o < sizeof(names); i++)
+                        o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s",
+                                              i == 0                           ? ""
+                                              : i == KERF_TASK_STATE_COUNT - 1 ? " or "
+                                                                               : ", ",
+                                              kerf_task_state_name(i));
+                kreq_error(r, 400, "invalid_argument", "state: %s", names);
                 return;
         }
         f.state = st;
@@ -607,7 +612,7 @@ static void task_detach(kreq *r, uint64_t id)
                         kerf_store_task_fini(&rec);
                 return;
         }
-        kerfd__task_end(n, t, "succeeded", "exit", r->actor, "detached by its launcher");
+        kerfd__task_end(n, t, KERF_END_EXIT, r->actor, "detached by its launcher");
         task_get(r, id);
         kerfd__kick(n);
 }

@@ -232,12 +232,12 @@ void kerfd_api_queues(kreq *r)
                 limit = (unsigned)v;
         }
         items = json_array();
-        for (size_t i = 0; i < n->live.cap; i++) {
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
                 dtask *t;
                 struct qent *e = NULL;
-                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
+                t = val;
                 if (!r->admin && strcmp(t->rec.tenant, r->tenant) != 0)
                         continue;
                 for (size_t k = 0; k < nq; k++)
@@ -254,7 +254,7 @@ void kerfd_api_queues(kreq *r)
                         snprintf(e->tenant, sizeof(e->tenant), "%s", t->rec.tenant);
                         snprintf(e->queue, sizeof(e->queue), "%s", t->rec.queue);
                 }
-                if (!strcmp(t->rec.state, "running")) {
+                if (t->state == KERF_TASK_RUNNING) {
                         e->running++;
                 } else {
                         e->pending++;

@@ -221,14 +221,14 @@ static int snapshot(kerfd_node *n, msnap *s)
         }
         if (kerfd__metrics_node_snap(n, s) < 0)
                 return -1;
-        for (size_t i = 0; i < n->live.cap && rc == 0; i++) {
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (rc == 0 && kerf_u64map_next(&n->live, &it, NULL, &val)) {
                 dtask *t;
                 bool run;
                 double wait_s;
-                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
-                run = !strcmp(t->rec.state, "running");
+                t = val;
+                run = t->state == KERF_TASK_RUNNING;
                 wait_s = (double)((t->rec.started_ms ? (uint64_t)t->rec.started_ms : now) -
                                   (uint64_t)t->rec.submitted_ms) /
                          1000.0;
@@ -361,8 +361,10 @@ static void tasks(FILE *f, const msnap *s, const char *only)
                 lv(f, s->agg[i].tenant);
                 fputs("\",queue=\"", f);
                 lv(f, s->agg[i].queue);
-                fprintf(f, "\",state=\"%s\"} %llu\n", s->agg[i].state ? "running" : "pending",
-                        (unsigned long long)s->agg[i].count);
+                fprintf(
+                    f, "\",state=\"%s\"} %llu\n",
+                    kerf_task_state_name(s->agg[i].state ? KERF_TASK_RUNNING : KERF_TASK_PENDING),
+                    (unsigned long long)s->agg[i].count);
         }
         head(f, "kerf_queue_oldest_wait_seconds", "gauge",
              "Wait of the oldest pending task by tenant and queue.");
@@ -401,7 +403,8 @@ static void tenants(FILE *f, const msnap *s, const char *only)
                 for (int st = 0; st < 2; st++) {
                         fputs("kerf_tenant_tasks{tenant=\"", f);
                         lv(f, s->tenants[i].name);
-                        fprintf(f, "\",state=\"%s\"} %llu\n", st ? "running" : "pending",
+                        fprintf(f, "\",state=\"%s\"} %llu\n",
+                                kerf_task_state_name(st ? KERF_TASK_RUNNING : KERF_TASK_PENDING),
                                 (unsigned long long)cnt[st]);
                 }
         }

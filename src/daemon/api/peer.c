@@ -168,14 +168,6 @@ static bool read_stat(pid_t pid, pid_t *ppid, pid_t *sid)
         return ok;
 }
 
-/* Every live task (the map's slots, as api_lists.c walks them). */
-#define FOR_LIVE(n, t)                                                                             \
-        for (size_t i_ = 0; i_ < (n)->live.cap; i_++)                                              \
-                for (dtask *t = (n)->live.keys[i_] && (n)->live.keys[i_] != UINT64_MAX             \
-                                    ? (n)->live.vals[i_]                                           \
-                                    : NULL;                                                        \
-                     t; t = NULL)
-
 /* The task id in `pid`'s cgroup path ("/.../task-<id>"), 0 when none. */
 static uint64_t cgroup_task(pid_t pid)
 {
@@ -223,8 +215,10 @@ uint64_t kerfd__peer_chain_task(kerfd_node *n, const kerfd_peer_chain *c)
 {
         if (n->fence_ctx && c->cgroup_task && kerfd__live(n, c->cgroup_task))
                 return c->cgroup_task;
-        FOR_LIVE(n, t)
-        {
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                const dtask *t = val;
                 for (unsigned k = 0; t->argv && t->rec.pid > 1 && k < c->n; k++)
                         if (c->pid[k] == (pid_t)t->rec.pid)
                                 return t->rec.id;
@@ -303,8 +297,10 @@ int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid,
                          (int)pid, (unsigned long long)task);
                 return -EPERM;
         }
-        FOR_LIVE(n, t)
-        {
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                const dtask *t = val;
                 if (!t->argv && t->rec.pid == pid) {
                         snprintf(msg, msglen, "pid %d is already attached (task %llu)", (int)pid,
                                  (unsigned long long)t->rec.id);

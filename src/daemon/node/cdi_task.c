@@ -163,12 +163,11 @@ void kerfd__cdi_recover(kerfd_node *n)
         int r;
         if (!n->cfg.cdi_enabled)
                 return;
-        for (size_t i = 0; i < n->live.cap; i++) {
-                uint64_t k = n->live.keys[i];
-                if (k == 0 || k == UINT64_MAX)
-                        continue;
-                dtask *t = n->live.vals[i];
-                if (wants_spec(n, t) && !strcmp(t->rec.state, "running"))
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
+                if (wants_spec(n, t) && t->state == KERF_TASK_RUNNING)
                         (void)kerfd__cdi_task_write(n, t);
         }
         owner_tag(n, owner, sizeof(owner));

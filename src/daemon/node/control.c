@@ -59,7 +59,7 @@ static dtask *pending_task(kreq *r, uint64_t id, const char *verb)
                            (unsigned long long)id, verb);
                 return NULL;
         }
-        if (strcmp(t->rec.state, "pending") != 0 || t->stopping || t->preempt_frozen ||
+        if (t->state != KERF_TASK_PENDING || t->stopping || t->preempt_frozen ||
             kerf_sched_task_get(r->node->sched, id, &ti) < 0 || ti.state != KERF_TASK_PENDING) {
                 kreq_error(r, 409, "conflict", "task %llu is %s: only a pending task can be %s",
                            (unsigned long long)id,

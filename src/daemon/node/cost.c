@@ -87,7 +87,7 @@ int64_t kerfd__run_used_ns(const dtask *t)
 void kerfd__tx_run(kerfd_node *n, kerfd_tx *x, dtask *t, int64_t used_ns)
 {
         bool on = t->n_units && t->rec.started_ms > 0 &&
-                  (!strcmp(t->rec.state, "starting") || !strcmp(t->rec.state, "running"));
+                  (t->state == KERF_TASK_STARTING || t->state == KERF_TASK_RUNNING);
 
         if (on) {
                 kerf_store_run run;

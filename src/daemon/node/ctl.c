@@ -220,13 +220,11 @@ static void *ctl_main(void *arg)
                 n->ctl_steps += steps;
                 n->ctl_changes += changes;
                 steps = changes = 0;
-                for (size_t i = 0; i < n->live.cap; i++) {
-                        dtask *t;
-                        if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                                continue;
-                        t = n->live.vals[i];
-                        if (!t->region ||
-                            (strcmp(t->rec.state, "running") != 0 && !t->preempt_frozen))
+                kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+                void *val;
+                while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                        dtask *t = val;
+                        if (!t->region || (t->state != KERF_TASK_RUNNING && !t->preempt_frozen))
                                 continue;
                         if (k == cap) {
                                 size_t nc = cap ? cap * 2 : 64;
@@ -292,7 +290,7 @@ int kerfd__task_suspend(kerfd_node *n, dtask *t, bool on, const char *actor, cha
 {
         char obj[64];
 
-        if (!is_slice(t) || !t->region || strcmp(t->rec.state, "running") != 0) {
+        if (!is_slice(t) || !t->region || t->state != KERF_TASK_RUNNING) {
                 snprintf(msg, msglen,
                          "task %llu is not a running software slice (route slice or tslice) with "
                          "a slice region: %s works by holding its GPU launches in the shim",
@@ -335,11 +333,10 @@ int kerfd__task_suspend(kerfd_node *n, dtask *t, bool on, const char *actor, cha
 static uint64_t frozen_memory(kerfd_node *n, unsigned gpu)
 {
         uint64_t sum = 0;
-        for (size_t j = 0; j < n->live.cap; j++) {
-                dtask *t;
-                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[j];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
                 if (t->preempt_frozen && t->preempt_gpu == gpu && t->region)
                         sum += atomic_load(&t->region->memory_charged);
         }
@@ -373,7 +370,7 @@ bool kerfd__preempt_by_suspend(kerfd_node *n, dtask *t, const kerf_decision *d)
                  kerf_why_name(d->reason.code));
         t->rec.reason_task = d->reason.other_task;
         snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", d->reason.text);
-        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        kerfd__task_set_state(t, KERF_TASK_PENDING);
         t->preempt_frozen = true;
         t->preempt_gpu = gpu;
         t->suspended = true;
@@ -445,11 +442,10 @@ static void usage_sample(dtask *t, uint64_t mono)
 static dtask *task_of_pid(kerfd_node *n, unsigned gpu, pid_t pid)
 {
         pid_t pg = getpgid(pid);
-        for (size_t j = 0; j < n->live.cap; j++) {
-                dtask *t;
-                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[j];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
                 if (!is_slice(t) || !t->region || t->units[0].gpu != gpu)
                         continue;
                 if (t->rec.pid == pid || (pg > 0 && t->rec.pgid == pg))
@@ -492,11 +488,10 @@ void kerfd__slice_poll(kerfd_node *n, uint64_t mono)
         if (mono - n->slice_poll_mono < 1000)
                 return;
         n->slice_poll_mono = mono;
-        for (size_t j = 0; j < n->live.cap; j++) {
-                dtask *t;
-                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[j];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
                 if (t->region)
                         usage_sample(t, mono);
                 t->bypass_suspect &= 0xffffu; /* bit 16: seen this pass */
@@ -524,18 +519,16 @@ void kerfd__slice_poll(kerfd_node *n, uint64_t mono)
                                 stop[nstop++] = t->rec.id;
                 }
         }
-        for (size_t j = 0; j < n->live.cap; j++) {
-                dtask *t;
-                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[j];
+        it = (kerf_u64map_iter)KERF_U64MAP_ITER_INIT;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
                 if (!(t->bypass_suspect & 0x10000u))
                         t->bypass_suspect = 0; /* not seen this pass: start again */
         }
         for (size_t i = 0; i < nstop; i++) {
                 dtask *t = kerfd__live(n, stop[i]);
                 if (t && !t->stopping)
-                        kerfd__task_stop(n, t, "failure", "kerfd",
+                        kerfd__task_stop(n, t, KERF_END_FAILURE, "kerfd",
                                          "stopped: its processes use the GPU without the shim "
                                          "(policy.shim_bypass: stop)",
                                          n->cfg.grace_s);

@@ -32,7 +32,7 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
         int64_t used = kerfd__run_used_ns(t); /* before an attached task's region goes */
 
         set_reason(t, why);
-        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        kerfd__task_set_state(t, KERF_TASK_PENDING);
         if (t->in_exec) {
                 kerf_exec_stop(n->exec, t->rec.id, preempt ? KERF_EXEC_PREEMPT : KERF_EXEC_FAULT,
                                preempt ? n->cfg.grace_s * 1000 : 0, kerfd_mono_ms());
@@ -53,7 +53,7 @@ void kerfd__task_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const 
         for (unsigned i = 0; i < t->n_units; i++) {
                 if (t->units[i].kind == KERF_UNIT_MIG) {
                         kerf_store_unit su;
-                        kerfd__unit_to_store(&t->units[i], 0, "ready", &su);
+                        kerfd__unit_to_store(&t->units[i], 0, KERF_UNIT_READY, &su);
                         kerfd__tx_unit(x, &su);
                 } else {
                         kerfd__tx_unit_delete(x, t->units[i].id);
@@ -187,7 +187,7 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
         kerfd__units_refresh(n, t);
         set_reason(t, &d->reason);
         if (t->preempt_frozen && kerfd__resume_preempted(n, t)) {
-                snprintf(t->rec.state, sizeof(t->rec.state), "running");
+                kerfd__task_set_state(t, KERF_TASK_RUNNING);
                 kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok",
                                    "resumed in place after a preemption by suspend");
                 log_info("task %llu resumed in place on unit %llu", (unsigned long long)t->rec.id,
@@ -216,7 +216,7 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
         if (sr == -EAGAIN) {
                 /* not recorded, not forked: pending (it keeps its units), tried again by the
                  * records tick once the store writes (records.c) */
-                snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+                kerfd__task_set_state(t, KERF_TASK_PENDING);
                 snprintf(t->rec.reason_text, sizeof(t->rec.reason_text), "%s", err);
                 t->rec.started_ms = was_started;
                 t->rec.restarts = was_restarts;
@@ -243,12 +243,12 @@ void kerfd__do_start(kerfd_node *n, const kerf_decision *d)
 void kerfd__start_failed(kerfd_node *n, dtask *t, const char *err)
 {
         kerfd__commit_task(n, t, false, "kerfd", "task.start", "error", err);
-        kerfd__task_end(n, t, "failed", "failure", "kerfd", err);
+        kerfd__task_end(n, t, KERF_END_FAILURE, "kerfd", err);
 }
 
 void kerfd__start_done(kerfd_node *n, dtask *t, const char *reason)
 {
-        snprintf(t->rec.state, sizeof(t->rec.state), "running");
+        kerfd__task_set_state(t, KERF_TASK_RUNNING);
         kerfd__metrics_started(t); /* its queue wait, on a first start */
         if (t->unenforced) {
                 char text[KERF_TEXT_LEN + 32];

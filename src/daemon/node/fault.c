@@ -180,11 +180,10 @@ static void hit_task(hit *h, kerfd_node *n, uint64_t id)
 /* Live running tasks with a unit on fleet GPU g (MIG gi `gi` only when gi >= 0). */
 static void tasks_on(kerfd_node *n, int g, int gi, hit *h)
 {
-        for (size_t i = 0; i < n->live.cap; i++) {
-                dtask *t;
-                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
                 for (unsigned k = 0; k < t->n_units; k++)
                         if ((int)t->units[k].gpu == g &&
                             (gi < 0 ||
@@ -240,7 +239,7 @@ static void take_out(kerfd_node *n, unsigned g, uint64_t unit, const char *text,
                         (*requeued)++;
                 } else {
                         kerf_sched_cancel(n->sched, t->rec.id);
-                        kerfd__task_stop(n, t, "fault", "kerfd", text, 0);
+                        kerfd__task_stop(n, t, KERF_END_FAULT, "kerfd", text, 0);
                         (*failed)++;
                 }
         }
@@ -283,11 +282,10 @@ static void handle(kerfd_node *n, const kerf_backend_event *ev)
         }
         n->faults_total++;
         if (ev->attributed) {
-                for (size_t i = 0; i < n->migs.cap; i++) {
-                        dunit *m;
-                        if (n->migs.keys[i] == 0 || n->migs.keys[i] == UINT64_MAX)
-                                continue;
-                        m = n->migs.vals[i];
+                kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+                void *val;
+                while (kerf_u64map_next(&n->migs, &it, NULL, &val)) {
+                        dunit *m = val;
                         if ((int)m->gpu == g && m->mig_gi == (int)ev->gi_id)
                                 unit = m->id;
                 }
@@ -305,7 +303,7 @@ static void handle(kerfd_node *n, const kerf_backend_event *ev)
                                 continue;
                         t->xid_errors++;
                         kerfd__metrics_fault(t);
-                        kerfd__task_stop(n, t, "fault", "kerfd", text, 0);
+                        kerfd__task_stop(n, t, KERF_END_FAULT, "kerfd", text, 0);
                         failed++;
                 }
                 break;

@@ -43,8 +43,8 @@ typedef struct kerfd_launch {
         bool skipped;               /* not forked: a stop came first */
         int r;                      /* kerf_exec_launch_run's result */
         kerf_exec_failure f;
-        /* a stop asked while in flight (kerfd__launch_stop); stop_end NULL: none */
-        const char *stop_end;
+        /* a stop asked while in flight (kerfd__launch_stop); KERF_END_NONE: none */
+        kerf_end_reason stop_end;
         char stop_actor[96];
         char *stop_text;
         unsigned stop_grace_s;
@@ -225,7 +225,7 @@ int kerfd__launch_prepare(kerfd_node *n, dtask *t, const char *reason, char *err
         }
         /* Double-start guard: the intended start is durable before the fork, so a kerfd that
          * dies before the start is recorded finds the process again on restart (recover.c). */
-        snprintf(t->rec.state, sizeof(t->rec.state), "starting");
+        kerfd__task_set_state(t, KERF_TASK_STARTING);
         t->rec.pid = t->rec.pgid = 0;
         t->rec.proc_start = 0;
         /* no fork if the start was not recorded (docs/STATE.md): it stays pending, retried */
@@ -269,7 +269,7 @@ static void drop(kerfd_node *n, dtask *t)
         launch_free(L);
 }
 
-bool kerfd__launch_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+bool kerfd__launch_stop(kerfd_node *n, dtask *t, kerf_end_reason end, const char *actor,
                         const char *text, unsigned grace_s)
 {
         kerfd_launch *L = t->launch;
@@ -278,8 +278,8 @@ bool kerfd__launch_stop(kerfd_node *n, dtask *t, const char *end_reason, const c
                 drop(n, t);
                 return false;
         }
-        if (!L->stop_end) { /* the first stop asked is the one applied */
-                L->stop_end = end_reason;
+        if (L->stop_end == KERF_END_NONE) { /* the first stop asked is the one applied */
+                L->stop_end = end;
                 snprintf(L->stop_actor, sizeof(L->stop_actor), "%s", actor ? actor : "kerfd");
                 L->stop_text = strndup(text ? text : "", KERF_TEXT_LEN - 1);
                 L->stop_grace_s = grace_s;
@@ -291,7 +291,7 @@ bool kerfd__launch_stop(kerfd_node *n, dtask *t, const char *end_reason, const c
         t->stop_requeue = false;
         log_info("task %llu: stop (%s) asked while its start is in flight: applied when the "
                  "start is recorded",
-                 (unsigned long long)t->rec.id, end_reason);
+                 (unsigned long long)t->rec.id, kerf_end_reason_name(end));
         return true;
 }
 
@@ -354,7 +354,7 @@ static void finish(kerfd_node *n, kerfd_launch *L)
         if (r < 0) {
                 kerfd__fence_release(n, t);
                 kerfd__slice_remove(n, t);
-                if (L->stop_end) {
+                if (L->stop_end != KERF_END_NONE) {
                         /* stopped before its fork (or the fork failed meanwhile): nothing runs */
                         if (!L->skipped)
                                 log_info("task %llu: could not start: %s failed: %s",
@@ -385,7 +385,8 @@ static void finish(kerfd_node *n, kerfd_launch *L)
         if (t->unenforced)
                 note_unenforced(n, t);
         kerfd__start_done(n, t, L->reason);
-        if (L->stop_end) /* asked after its fork: its process is stopped as any other */
+        if (L->stop_end !=
+            KERF_END_NONE) /* asked after its fork: its process is stopped as any other */
                 kerfd__task_stop(n, t, L->stop_end, L->stop_actor, L->stop_text, L->stop_grace_s);
         else if (L->requeue)
                 kerfd__task_requeue(n, t, &L->why, L->action);

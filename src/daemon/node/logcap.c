@@ -97,11 +97,10 @@ void kerfd__logcap_tick(kerfd_node *n)
         if (!max || mono < next_mono)
                 return;
         next_mono = mono + LOGCAP_EVERY_MS;
-        for (size_t i = 0; i < n->live.cap; i++) {
-                dtask *t;
-                if (n->live.keys[i] == 0 || n->live.keys[i] == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
                 if (!t->in_exec || (!t->rec.log_stdout && !t->rec.log_stderr))
                         continue;
                 if (nj == cap) {

@@ -60,7 +60,7 @@ static void finish(kerfd_node *n, kerfd_migop *op)
                         /* the unit row, its event and audit record: one change (records.c) */
                         kerfd_tx *x = kerfd__tx_new("mig.create", d->task);
                         kerf_store_unit su;
-                        kerfd__unit_to_store(du, 0, "ready", &su);
+                        kerfd__unit_to_store(du, 0, KERF_UNIT_READY, &su);
                         kerfd__tx_unit(x, &su);
                         kerfd__tx_event(x, "mig_create", (int)d->gpu, unit, d->task, 0, NULL,
                                         "created MIG %s at slice %u on GPU %u (gi %d, %s) for "

@@ -132,13 +132,13 @@ int kerfd__bidx(kerfd_node *n, unsigned gpu)
         return gpu < KERF_MAX_NODE_GPUS ? n->backend_index[gpu] : -1;
 }
 
-void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s)
+void kerfd__unit_to_store(const dunit *u, uint64_t task, kerf_unit_state state, kerf_store_unit *s)
 {
         kerf_store_unit_init(s);
         s->id = u->id;
         s->task = task;
         snprintf(s->kind, sizeof(s->kind), "%s", kerf_unit_kind_name(u->kind));
-        snprintf(s->state, sizeof(s->state), "%s", state);
+        snprintf(s->state, sizeof(s->state), "%s", kerf_unit_state_name(state));
         s->gpu = (int)u->gpu;
         snprintf(s->gpu_uuid, sizeof(s->gpu_uuid), "%s", u->gpu_uuid);
         s->mem_bytes = u->mem;
@@ -165,7 +165,7 @@ static kerfd_tx *task_tx(kerfd_node *n, dtask *t, bool insert, const char *actor
         kerfd__tx_task(x, &t->rec, insert);
         for (unsigned i = 0; i < t->n_units; i++) {
                 kerf_store_unit su;
-                kerfd__unit_to_store(&t->units[i], t->rec.id, "assigned", &su);
+                kerfd__unit_to_store(&t->units[i], t->rec.id, KERF_UNIT_ASSIGNED, &su);
                 kerfd__tx_unit(x, &su);
         }
         if (!insert)
@@ -232,9 +232,11 @@ void kerfd__units_refresh(kerfd_node *n, dtask *t)
                  ti.n_units ? kerf_unit_kind_name(ti.route) : "");
 }
 
-void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end_reason,
-                     const char *actor, const char *text)
+void kerfd__task_end(kerfd_node *n, dtask *t, kerf_end_reason end, const char *actor,
+                     const char *text)
 {
+        const char *end_reason = kerf_end_reason_name(end);
+        const char *state = kerf_task_state_name(kerf_end_reason_state(end));
         kerf_task_info ti;
         char why[KERF_TEXT_LEN];
         char units[160] = "";
@@ -242,10 +244,10 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
 
         /* its fork in flight: ended when the start is recorded (launch.c; a task whose start
          * is in flight only ends through a stop, this is not reached otherwise) */
-        if (t->launch && kerfd__launch_stop(n, t, end_reason, actor, text, 0))
+        if (t->launch && kerfd__launch_stop(n, t, end, actor, text, 0))
                 return;
         if (kerf_sched_task_get(n->sched, t->rec.id, &ti) == 0) {
-                if (!strcmp(end_reason, "exit") || !strcmp(end_reason, "failure"))
+                if (end == KERF_END_EXIT || end == KERF_END_FAILURE)
                         kerf_sched_finish(n->sched, t->rec.id);
                 else
                         kerf_sched_cancel(n->sched, t->rec.id);
@@ -253,7 +255,7 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
         for (unsigned i = 0; i < t->n_units && ul + 24 < sizeof(units); i++)
                 ul += (size_t)snprintf(units + ul, sizeof(units) - ul, "%s%llu", i ? "," : "",
                                        (unsigned long long)t->units[i].id);
-        snprintf(t->rec.state, sizeof(t->rec.state), "%s", state);
+        kerfd__task_set_state(t, kerf_end_reason_state(end));
         snprintf(t->rec.end_reason, sizeof(t->rec.end_reason), "%s", end_reason);
         /* an end seen by the task's supervisor keeps its time (it may predate a restart) */
         t->rec.ended_ms = t->exit_wall_ms > 0 ? t->exit_wall_ms : (int64_t)kerfd_now_ms();
@@ -276,7 +278,7 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
                         /* a MIG instance stays (READY, free); a share or whole GPU vanishes */
                         if (t->units[i].kind == KERF_UNIT_MIG) {
                                 kerf_store_unit su;
-                                kerfd__unit_to_store(&t->units[i], 0, "ready", &su);
+                                kerfd__unit_to_store(&t->units[i], 0, KERF_UNIT_READY, &su);
                                 kerfd__tx_unit(x, &su);
                         } else {
                                 kerfd__tx_unit_delete(x, t->units[i].id);
@@ -312,31 +314,39 @@ void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end
         n->want_tick = true;
 }
 
-static kerf_exec_reason exec_reason(const char *end_reason)
+static kerf_exec_reason exec_reason(kerf_end_reason end)
 {
-        if (!strcmp(end_reason, "timeout"))
+        switch (end) {
+        case KERF_END_TIMEOUT:
                 return KERF_EXEC_TIMEOUT;
-        if (!strcmp(end_reason, "idle"))
+        case KERF_END_IDLE:
                 return KERF_EXEC_IDLE;
-        if (!strcmp(end_reason, "preempted"))
+        case KERF_END_PREEMPTED:
                 return KERF_EXEC_PREEMPT;
-        if (!strcmp(end_reason, "lease_expired"))
+        case KERF_END_LEASE_EXPIRED:
                 return KERF_EXEC_LEASE;
-        if (!strcmp(end_reason, "fault"))
+        case KERF_END_FAULT:
                 return KERF_EXEC_FAULT;
-        return KERF_EXEC_CANCEL;
+        default:
+                return KERF_EXEC_CANCEL;
+        }
 }
 
-int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+void kerfd__task_set_state(dtask *t, kerf_task_state st)
+{
+        t->state = st;
+        snprintf(t->rec.state, sizeof(t->rec.state), "%s", kerf_task_state_name(st));
+}
+
+int kerfd__task_stop(kerfd_node *n, dtask *t, kerf_end_reason end, const char *actor,
                      const char *text, unsigned grace_s)
 {
-        const char *state = !strcmp(end_reason, "cancel") ? "cancelled" : "failed";
         char obj[64];
 
-        if (t->launch && kerfd__launch_stop(n, t, end_reason, actor, text, grace_s))
+        if (t->launch && kerfd__launch_stop(n, t, end, actor, text, grace_s))
                 return 0; /* its fork is in flight: stopped when it is recorded (launch.c) */
         if (t->in_exec) {
-                int r = kerf_exec_stop(n->exec, t->rec.id, exec_reason(end_reason), grace_s * 1000,
+                int r = kerf_exec_stop(n->exec, t->rec.id, exec_reason(end), grace_s * 1000,
                                        kerfd_mono_ms());
                 if (r == 0) {
                         if (t->stopping && t->stop_requeue) {
@@ -347,20 +357,20 @@ int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char
                         if (!t->stopping) {
                                 t->stopping = true;
                                 t->stop_requeue = false;
-                                t->stop_end = end_reason;
+                                t->stop_end = end;
                                 free(t->stop_text);
                                 t->stop_text = strndup(text ? text : "", KERF_TEXT_LEN - 1);
                                 snprintf(obj, sizeof(obj), "task:%llu",
                                          (unsigned long long)t->rec.id);
                                 (void)kerfd__audit(n, actor, t->rec.tenant, "task.stop", obj, "ok",
-                                                   end_reason, "");
+                                                   kerf_end_reason_name(end), "");
                         }
                         n->want_tick = true;
                         return 0;
                 }
                 t->in_exec = false; /* already gone: end it now */
         }
-        kerfd__task_end(n, t, state, end_reason, actor, text);
+        kerfd__task_end(n, t, end, actor, text);
         return 0;
 }
 
@@ -388,77 +398,116 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
                 return;
         }
         if (t->stopping) {
-                const char *st = !strcmp(t->stop_end, "cancel") ? "cancelled" : "failed";
-                kerfd__task_end(n, t, st, t->stop_end, "kerfd", t->stop_text ? t->stop_text : "");
+                kerfd__task_end(n, t, t->stop_end, "kerfd", t->stop_text ? t->stop_text : "");
                 return;
         }
         if (e->unknown) {
                 /* no supervisor record (its supervisor was lost, or an older kerfd started
                  * it): never claim success without proof */
-                kerfd__task_end(n, t, "failed", "failure", "kerfd",
+                kerfd__task_end(n, t, KERF_END_FAILURE, "kerfd",
                                 "ended while kerfd was down; exit status unknown");
         } else if (e->exit_code == 0) {
-                kerfd__task_end(n, t, "succeeded", "exit", "kerfd", "exit code 0");
+                kerfd__task_end(n, t, KERF_END_EXIT, "kerfd", "exit code 0");
         } else {
                 if (e->signal)
                         snprintf(text, sizeof(text), "killed by signal %d%s", e->signal,
                                  e->core_dumped ? " (core dumped)" : "");
                 else
                         snprintf(text, sizeof(text), "exit code %d", e->exit_code);
-                kerfd__task_end(n, t, "failed", "failure", "kerfd", text);
+                kerfd__task_end(n, t, KERF_END_FAILURE, "kerfd", text);
         }
 }
 
-/* Max runtime, idle timeout and lease expiry of running tasks. */
+/* What the limit check found a running task due for (KERF_END_NONE: nothing). */
+static kerf_end_reason limit_due(dtask *t, uint64_t mono, uint64_t now)
+{
+        if (t->region) {
+                /* the shim's last-activity stamp (same CLOCK_MONOTONIC) */
+                uint64_t a = kerfd__slice_activity_ms(t);
+                if (a > t->last_active_mono && a <= mono)
+                        t->last_active_mono = a;
+        }
+        if (t->max_runtime_s && mono - t->started_mono >= t->max_runtime_s * 1000)
+                return KERF_END_TIMEOUT;
+        if (t->suspended)
+                t->last_active_mono = mono; /* held by kerf suspend: not idle */
+        if (t->idle_timeout_s && mono - t->last_active_mono >= t->idle_timeout_s * 1000)
+                return KERF_END_IDLE;
+        if (t->rec.lease_expiry_ms && (int64_t)now > t->rec.lease_expiry_ms)
+                return KERF_END_LEASE_EXPIRED;
+        if (!t->argv && t->rec.pid > 0 && kill((pid_t)t->rec.pid, 0) < 0 && errno == ESRCH)
+                return KERF_END_EXIT;
+        return KERF_END_NONE;
+}
+
+static void limit_act(kerfd_node *n, dtask *t, kerf_end_reason end)
+{
+        char text[128];
+        switch (end) {
+        case KERF_END_TIMEOUT:
+                snprintf(text, sizeof(text), "max runtime of %llu s reached",
+                         (unsigned long long)t->max_runtime_s);
+                kerfd__task_stop(n, t, end, "kerfd", text, n->cfg.grace_s);
+                break;
+        case KERF_END_IDLE:
+                snprintf(text, sizeof(text), "no GPU activity for %llu s",
+                         (unsigned long long)t->idle_timeout_s);
+                kerfd__task_stop(n, t, end, "kerfd", text, n->cfg.grace_s);
+                break;
+        case KERF_END_LEASE_EXPIRED:
+                kerfd__task_end(n, t, end, "kerfd", "lease not renewed");
+                break;
+        default: /* KERF_END_EXIT */
+                kerfd__task_end(n, t, end, "kerfd", "attached process ended");
+                break;
+        }
+}
+
+/* Max runtime, idle timeout and lease expiry of running tasks. Every task due is acted on in
+ * the same pass: one walk collects them (ids, what is due), then each is looked up again and
+ * acted on, since an end removes it from n->live (and the walk may not outlive a change). */
 static void check_limits(kerfd_node *n, uint64_t mono)
 {
+        typedef struct {
+                uint64_t id;
+                kerf_end_reason end;
+        } due;
+        due *d = NULL;
+        size_t nd = 0, cap = 0;
+
         /* Limits are in seconds: a pass every 100 ms is enough, and it keeps the ticks that
          * every submit triggers from walking all unfinished tasks each time. */
         if (mono - n->limits_mono < 100)
                 return;
         n->limits_mono = mono;
         uint64_t now = kerfd_now_ms();
-        for (size_t i = 0; i < n->live.cap; i++) {
-                uint64_t k = n->live.keys[i];
-                dtask *t;
-                char text[128];
-                if (k == 0 || k == UINT64_MAX)
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        uint64_t id;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, &id, &val)) {
+                dtask *t = val;
+                kerf_end_reason end;
+                if (t->stopping || t->state != KERF_TASK_RUNNING)
                         continue;
-                t = n->live.vals[i];
-                if (t->stopping || strcmp(t->rec.state, "running") != 0)
+                if ((end = limit_due(t, mono, now)) == KERF_END_NONE)
                         continue;
-                if (t->region) {
-                        /* the shim's last-activity stamp (same CLOCK_MONOTONIC) */
-                        uint64_t a = kerfd__slice_activity_ms(t);
-                        if (a > t->last_active_mono && a <= mono)
-                                t->last_active_mono = a;
+                if (nd == cap) {
+                        size_t nc = cap ? cap * 2 : 16;
+                        due *grown = realloc(d, nc * sizeof(*grown));
+                        if (!grown)
+                                break; /* those found are acted on; the rest next pass */
+                        d = grown;
+                        cap = nc;
                 }
-                if (t->max_runtime_s && mono - t->started_mono >= t->max_runtime_s * 1000) {
-                        snprintf(text, sizeof(text), "max runtime of %llu s reached",
-                                 (unsigned long long)t->max_runtime_s);
-                        kerfd__task_stop(n, t, "timeout", "kerfd", text, n->cfg.grace_s);
-                        return; /* the map may have changed */
-                }
-                if (t->suspended)
-                        t->last_active_mono = mono; /* held by kerf suspend: not idle */
-                if (t->idle_timeout_s && mono - t->last_active_mono >= t->idle_timeout_s * 1000) {
-                        snprintf(text, sizeof(text), "no GPU activity for %llu s",
-                                 (unsigned long long)t->idle_timeout_s);
-                        kerfd__task_stop(n, t, "idle", "kerfd", text, n->cfg.grace_s);
-                        return;
-                }
-                if (t->rec.lease_expiry_ms && (int64_t)now > t->rec.lease_expiry_ms) {
-                        kerfd__task_end(n, t, "failed", "lease_expired", "kerfd",
-                                        "lease not renewed");
-                        return;
-                }
-                if (!t->argv && t->rec.pid > 0 && kill((pid_t)t->rec.pid, 0) < 0 &&
-                    errno == ESRCH) {
-                        kerfd__task_end(n, t, "succeeded", "exit", "kerfd",
-                                        "attached process ended");
-                        return;
-                }
+                d[nd++] = (due){id, end};
         }
+        for (size_t i = 0; i < nd; i++) {
+                dtask *t = kerfd__live(n, d[i].id);
+                /* an earlier action may have ended or stopped it (e.g. a launch's stop) */
+                if (t && !t->stopping && t->state == KERF_TASK_RUNNING)
+                        limit_act(n, t, d[i].end);
+        }
+        free(d);
 }
 
 /* GPU activity: per-process samples mark tasks active; GPU figures for /metrics. */
@@ -486,11 +535,10 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
                         if (s[i].sm_pct == 0)
                                 continue;
                         pid_t pg = getpgid((pid_t)s[i].pid);
-                        for (size_t j = 0; j < n->live.cap; j++) {
-                                dtask *t;
-                                if (n->live.keys[j] == 0 || n->live.keys[j] == UINT64_MAX)
-                                        continue;
-                                t = n->live.vals[j];
+                        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+                        void *val;
+                        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                                dtask *t = val;
                                 if (t->rec.pid == s[i].pid || (pg > 0 && t->rec.pgid == pg))
                                         t->last_active_mono = mono;
                         }

@@ -47,7 +47,10 @@ typedef struct dunit {
 /* A task that has not ended. Ended tasks live only in the store. Owned by kerfd_node.live. */
 typedef struct dtask {
         kerf_store_task rec; /* the persisted fields; heap strings owned */
-        json_t *req_json;    /* parsed request (strings of `req` point into it) */
+        /* its state: the one kerfd reads. rec.state is its word for the store and the API,
+         * written only by kerfd__task_set_state (and parsed into `state` at recovery) */
+        kerf_task_state state;
+        json_t *req_json; /* parsed request (strings of `req` point into it) */
         kerf_request req;
         char **argv,
             **env; /* NULL-terminated heap arrays (env "NAME=value"); argv NULL: attached */
@@ -56,12 +59,12 @@ typedef struct dtask {
                        * pending task has none): see kerfd__units_reserve */
         uint64_t max_runtime_s, idle_timeout_s;
         uint64_t started_mono, last_active_mono;
-        bool in_exec;         /* the executor tracks a process of ours */
-        bool stopping;        /* a stop was asked */
-        const char *stop_end; /* end_reason to record */
-        char *stop_text;      /* its text (heap), NULL until a stop is asked */
-        bool stop_requeue;    /* preempted: back to pending once the process is gone */
-        int64_t exit_wall_ms; /* when its supervisor saw it end (0: now); kerfd__task_end */
+        bool in_exec;             /* the executor tracks a process of ours */
+        bool stopping;            /* a stop was asked */
+        kerf_end_reason stop_end; /* the end to record once stopped (stopping) */
+        char *stop_text;          /* its text (heap), NULL until a stop is asked */
+        bool stop_requeue;        /* preempted: back to pending once the process is gone */
+        int64_t exit_wall_ms;     /* when its supervisor saw it end (0: now); kerfd__task_end */
         unsigned xid_errors;
         uint64_t queue_wait_ms;
         kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */
@@ -200,11 +203,14 @@ void kerfd__event(kerfd_node *n, const char *kind, int gpu, uint64_t unit, uint6
                   const char *cls, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 /* Ends or stops a live task. When it has a process: asks the executor to stop it and the end
  * is recorded at reap; otherwise ends it now (scheduler released, store updated). */
-int kerfd__task_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+int kerfd__task_stop(kerfd_node *n, dtask *t, kerf_end_reason end, const char *actor,
                      const char *text, unsigned grace_s);
-/* Final step of every end: release in the scheduler, persist, audit, free. */
-void kerfd__task_end(kerfd_node *n, dtask *t, const char *state, const char *end_reason,
-                     const char *actor, const char *text);
+/* Final step of every end: release in the scheduler, persist, audit, free. The state recorded
+ * is kerf_end_reason_state(end): succeeded (exit), cancelled (cancel) or failed. */
+void kerfd__task_end(kerfd_node *n, dtask *t, kerf_end_reason end, const char *actor,
+                     const char *text);
+/* Sets t->state and its word t->rec.state (the store's and the API's); nothing is written. */
+void kerfd__task_set_state(dtask *t, kerf_task_state st);
 ktenant *kerfd__tenant_find(kerfd_node *n, const char *name);
 int kerfd__tenant_apply(kerfd_node *n, const kerfd_tenant_cfg *t);
 void kerfd__units_refresh(kerfd_node *n, dtask *t);
@@ -293,7 +299,7 @@ void kerfd__launch_wait(kerfd_node *n);
 /* A stop / end / requeue of a task whose start is prepared: true when it was deferred (the
  * fork is in flight: the end of the launch applies it); false when the launch was taken back
  * (nothing forked) and the caller goes on as for a task that never started. */
-bool kerfd__launch_stop(kerfd_node *n, dtask *t, const char *end_reason, const char *actor,
+bool kerfd__launch_stop(kerfd_node *n, dtask *t, kerf_end_reason end, const char *actor,
                         const char *text, unsigned grace_s);
 bool kerfd__launch_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, const char *action);
 /* external.c: validates an attach's "external" object (-EINVAL bad value, -ENOENT unknown key;
@@ -301,7 +307,7 @@ bool kerfd__launch_requeue(kerfd_node *n, dtask *t, const kerf_reason *why, cons
  * into buf ("" when it has none). */
 int kerfd__external_check(json_t *v, char *msg, size_t msglen);
 void kerfd__external_text(const dtask *t, char *buf, size_t len);
-void kerfd__unit_to_store(const dunit *u, uint64_t task, const char *state, kerf_store_unit *s);
+void kerfd__unit_to_store(const dunit *u, uint64_t task, kerf_unit_state state, kerf_store_unit *s);
 int kerfd__bidx(kerfd_node *n, unsigned gpu);
 
 /* fault.c: device faults (XID, GPU lost) and their blast radius */

@@ -537,12 +537,11 @@ void kerfd__records_tick(kerfd_node *n, uint64_t mono)
                 set_writable(n);
         }
         /* starts that were not recorded (so not forked): try them again, in id order */
-        for (size_t i = 0; n->n_start_unrecorded && i < n->live.cap && k < 64; i++) {
-                uint64_t id = n->live.keys[i];
-                dtask *t;
-                if (id == 0 || id == UINT64_MAX)
-                        continue;
-                t = n->live.vals[i];
+        uint64_t id;
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (n->n_start_unrecorded && k < 64 && kerf_u64map_next(&n->live, &it, &id, &val)) {
+                dtask *t = val;
                 if (t->start_unrecorded)
                         ids[k++] = id;
         }

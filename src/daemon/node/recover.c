@@ -241,8 +241,8 @@ static void adopt_migs(kerfd_node *n)
                         uint64_t want = 0, got = 0;
                         dunit *du;
                         for (size_t k = 0; k < ns; k++)
-                                if (!strcmp(su[k].kind, "mig") && su[k].gpu == (int)g &&
-                                    su[k].mig_gi == (int)m[j].gi_id &&
+                                if (kerf_unit_kind_parse(su[k].kind) == KERF_UNIT_MIG &&
+                                    su[k].gpu == (int)g && su[k].mig_gi == (int)m[j].gi_id &&
                                     su[k].mig_start == (int)m[j].start) {
                                         want = su[k].id;
                                         seen[k] = true;
@@ -274,8 +274,10 @@ static void adopt_migs(kerfd_node *n)
                                 kerf_store_unit s;
                                 kerf_store_unit_init(&s);
                                 s.id = got;
-                                snprintf(s.kind, sizeof(s.kind), "mig");
-                                snprintf(s.state, sizeof(s.state), "ready");
+                                snprintf(s.kind, sizeof(s.kind), "%s",
+                                         kerf_unit_kind_name(KERF_UNIT_MIG));
+                                snprintf(s.state, sizeof(s.state), "%s",
+                                         kerf_unit_state_name(KERF_UNIT_READY));
                                 s.gpu = (int)g;
                                 snprintf(s.gpu_uuid, sizeof(s.gpu_uuid), "%s", du->gpu_uuid);
                                 s.mem_bytes = du->mem;
@@ -295,7 +297,7 @@ static void adopt_migs(kerfd_node *n)
                 }
         }
         for (size_t k = 0; k < ns; k++) {
-                if (seen[k] || strcmp(su[k].kind, "mig") != 0)
+                if (seen[k] || kerf_unit_kind_parse(su[k].kind) != KERF_UNIT_MIG)
                         continue;
                 log_warn("MIG unit %llu (%s gi %d on GPU %d) vanished from the device%s",
                          (unsigned long long)su[k].id, su[k].mig_profile, su[k].mig_gi, su[k].gpu,
@@ -348,7 +350,7 @@ static int rebuild(const kerf_store_task *rec, void *ud)
                 log_error("task %llu cannot be recovered: %s", (unsigned long long)rec->id, msg);
                 return r == -ENOMEM ? r : 0;
         }
-        if (rec->pid > 0 || !strcmp(rec->state, "starting"))
+        if (rec->pid > 0 || t->state == KERF_TASK_STARTING)
                 r = push(&x->run, &x->n_run, &x->cap_run, t);
         else
                 r = push(&x->pend, &x->n_pend, &x->cap_pend, t);
@@ -368,9 +370,18 @@ static void restore_units(kerfd_node *n, dtask *t, kerf_unit_info *ui, unsigned 
                           kerf_store_errmsg(n->store));
         for (size_t i = 0; i < ns && k < KERF_MAX_TASK_GPUS; i++) {
                 int kind = kerf_unit_kind_parse(su[i].kind);
+                if (kind < 0) {
+                        /* a damaged record: the unit is not guessed at (the task's restore
+                         * then finds it missing) */
+                        log_error("recovery: unit %llu of task %llu has the unknown kind '%s': "
+                                  "not restored",
+                                  (unsigned long long)su[i].id, (unsigned long long)t->rec.id,
+                                  su[i].kind);
+                        continue;
+                }
                 memset(&ui[k], 0, sizeof(ui[k]));
                 ui[k].id = su[i].id;
-                ui[k].kind = kind < 0 ? KERF_UNIT_SLICE : (kerf_unit_kind)kind;
+                ui[k].kind = (kerf_unit_kind)kind;
                 ui[k].gpu = (unsigned)su[i].gpu;
                 ui[k].mem_bytes = su[i].mem_bytes;
                 ui[k].compute_pct = su[i].compute_pct;
@@ -391,7 +402,7 @@ static void recover_one(kerfd_node *n, dtask *t)
         kerfd__tenant_count(n, t->rec.tenant, +1);
         memset(&why, 0, sizeof(why));
         bool adopted = false;
-        if (!strcmp(t->rec.state, "starting") && t->rec.pid <= 0 && t->argv) {
+        if (t->state == KERF_TASK_STARTING && t->rec.pid <= 0 && t->argv) {
                 /* kerfd died between "starting" and the start's commit: did the fork happen? */
                 uint64_t st = 0;
                 pid_t p = 0;
@@ -420,7 +431,7 @@ static void recover_one(kerfd_node *n, dtask *t)
                         adopted = true;
                 }
         }
-        if (!strcmp(t->rec.state, "pending") && t->rec.pid > 0 && t->argv) {
+        if (t->state == KERF_TASK_PENDING && t->rec.pid > 0 && t->argv) {
                 /* a victim frozen in place by a preemption (policy.preempt_slices_by:
                  * suspend) does not outlive kerfd: its process goes, the task waits again */
                 if (kerf_exec_alive((pid_t)t->rec.pid, t->rec.proc_start)) {
@@ -456,7 +467,7 @@ static void recover_one(kerfd_node *n, dtask *t)
                                 if (m)
                                         *d = *m;
                         }
-                        kerfd__task_end(n, t, "failed", "failure", "kerfd",
+                        kerfd__task_end(n, t, KERF_END_FAILURE, "kerfd",
                                         "ended while kerfd was down; exit status unknown");
                         return;
                 }
@@ -470,10 +481,10 @@ static void recover_one(kerfd_node *n, dtask *t)
                             kerf_exec_adopt(n->exec, t->rec.id, (pid_t)t->rec.pid,
                                             (pid_t)t->rec.pgid, t->rec.proc_start, NULL) == 0) {
                                 t->in_exec = true;
-                                kerfd__task_stop(n, t, "fault", "kerfd",
+                                kerfd__task_stop(n, t, KERF_END_FAULT, "kerfd",
                                                  "unit lost across a kerfd restart", 0);
                         } else {
-                                kerfd__task_end(n, t, "failed", "fault", "kerfd",
+                                kerfd__task_end(n, t, KERF_END_FAULT, "kerfd",
                                                 "unit lost across a kerfd restart");
                         }
                         return;
@@ -492,7 +503,7 @@ static void recover_one(kerfd_node *n, dtask *t)
                 t->unenforced =
                     t->region && !n->shim_path[0] && t->n_units &&
                     (t->units[0].kind == KERF_UNIT_SLICE || t->units[0].kind == KERF_UNIT_TSLICE);
-                snprintf(t->rec.state, sizeof(t->rec.state), "running");
+                kerfd__task_set_state(t, KERF_TASK_RUNNING);
                 if (adopted)
                         kerfd__commit_task(n, t, false, "kerfd", "task.start", "ok",
                                            "uncommitted start adopted after a kerfd restart");
@@ -507,7 +518,7 @@ static void recover_one(kerfd_node *n, dtask *t)
         }
         r = kerf_sched_submit_id(n->sched, &t->req, t->rec.id, &why);
         if (r < 0) {
-                kerfd__task_end(n, t, "failed", "failure", "kerfd", why.text);
+                kerfd__task_end(n, t, KERF_END_FAILURE, "kerfd", why.text);
                 return;
         }
         /* a hold outlives the restart (control.c); the words are those the hold recorded */
@@ -516,11 +527,11 @@ static void recover_one(kerfd_node *n, dtask *t)
                 snprintf(held, sizeof(held), "held by %s", t->rec.held);
                 (void)kerf_sched_task_hold(n->sched, t->rec.id, held);
         }
-        if (strcmp(t->rec.state, "pending") != 0) {
+        if (t->state != KERF_TASK_PENDING) {
                 kerfd_tx *x = kerfd__tx_new("task.pending", t->rec.id);
                 kerf_store_unit *su = NULL;
                 size_t ns = 0;
-                snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+                kerfd__task_set_state(t, KERF_TASK_PENDING);
                 kerfd__tx_task(x, &t->rec, false);
                 /* the units of a start that was recorded but never forked (kerfd died in
                  * between): free again, as after a requeue; the task is placed anew */
@@ -528,9 +539,10 @@ static void recover_one(kerfd_node *n, dtask *t)
                         log_error("store: units of task %llu: %s", (unsigned long long)t->rec.id,
                                   kerf_store_errmsg(n->store));
                 for (size_t i = 0; i < ns; i++) {
-                        if (!strcmp(su[i].kind, "mig")) {
+                        if (kerf_unit_kind_parse(su[i].kind) == KERF_UNIT_MIG) {
                                 su[i].task = 0;
-                                snprintf(su[i].state, sizeof(su[i].state), "ready");
+                                snprintf(su[i].state, sizeof(su[i].state), "%s",
+                                         kerf_unit_state_name(KERF_UNIT_READY));
                                 kerfd__tx_unit(x, &su[i]);
                         } else {
                                 kerfd__tx_unit_delete(x, su[i].id);

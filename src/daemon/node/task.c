@@ -423,7 +423,7 @@ int kerfd_task_parse(kerfd_node *n, json_t *body, bool attach, bool admin, const
         snprintf(t->rec.queue, sizeof(t->rec.queue), "%s",
                  t->req.queue && *t->req.queue ? t->req.queue : "default");
         snprintf(t->rec.name, sizeof(t->rec.name), "%s", t->req.name ? t->req.name : "");
-        snprintf(t->rec.state, sizeof(t->rec.state), "pending");
+        kerfd__task_set_state(t, KERF_TASK_PENDING);
         t->rec.request_json = json_dumps(t->req_json, JSON_COMPACT | JSON_SORT_KEYS);
         if ((v = json_object_get(t->req_json, "command")))
                 t->rec.argv_json = json_dumps(v, JSON_COMPACT);
@@ -509,6 +509,19 @@ int kerfd_task_from_store(kerfd_node *n, const kerf_store_task *rec, dtask **ret
                 kerfd_task_free(t);
                 return -ENOMEM;
         }
+        /* the word becomes the state kerfd keeps; a word kerfd does not know is a damaged
+         * record, never guessed at */
+        r = kerf_task_state_parse(rec->state);
+        if (r < 0 || kerf_task_state_ended(r)) {
+                snprintf(msg, msglen,
+                         "stored state '%s' is not one of an unfinished task (%s, %s, %s)",
+                         rec->state, kerf_task_state_name(KERF_TASK_PENDING),
+                         kerf_task_state_name(KERF_TASK_STARTING),
+                         kerf_task_state_name(KERF_TASK_RUNNING));
+                kerfd_task_free(t);
+                return -KERF_ECORRUPT;
+        }
+        t->state = r;
         *ret = t;
         return 0;
 }
@@ -551,7 +564,7 @@ static json_t *int_or_null(int64_t v, bool null)
 static json_t *reason_json(kerfd_node *n, const kerf_store_task *rec, const dtask *t)
 {
         kerf_task_info ti;
-        if (t && !strcmp(rec->state, "pending") &&
+        if (t && t->state == KERF_TASK_PENDING &&
             kerf_sched_task_get(n->sched, rec->id, &ti) == 0 && ti.reason.code != KERF_WHY_NONE)
                 return json_pack(
                     "{s:s, s:s, s:I}", "code", kerf_why_name(ti.reason.code), "text",
@@ -603,7 +616,8 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
         json_object_set_new(j, "preemptible", json_boolean(preemptible));
         /* a live task held by kerf suspend (or frozen by a preemption) shows "suspended";
          * the store keeps running/pending */
-        json_object_set_new(j, "state", json_string(t && t->suspended ? "suspended" : rec->state));
+        json_object_set_new(j, "state",
+                            json_string(t && t->suspended ? KERF_TASK_SUSPENDED_WORD : rec->state));
         json_object_set_new(j, "end_reason",
                             rec->end_reason[0] ? json_string(rec->end_reason) : json_null());
         json_object_set_new(j, "reason", reason_json(n, rec, t));
