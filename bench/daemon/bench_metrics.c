@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_metrics.c - task GET latency of kerfd with 100k pending tasks, without and with
- * concurrent /metrics scrapers (issue 8 D3; docs/PERFORMANCE.md "GETs while scraping") */
+ * concurrent /metrics scrapers (issue 8 D3; docs/PERFORMANCE.md d2) */
 /*
  * Starts a throwaway kerfd (simulated fleet, own Unix socket) whose store holds N pending
  * tasks of tenant q (quota 0, so they stay pending: one made through the API, the rest clones
