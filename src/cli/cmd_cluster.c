@@ -371,8 +371,11 @@ static int audit_export(const char *dir, bool json)
                 }
                 free(cp);
                 free(body);
-                if (r)
-                        snprintf(bn[i].error, sizeof(bn[i].error), "%s", why);
+                if (r) { /* why is longer than the bundle keeps: cut */
+                        size_t l = strnlen(why, sizeof(bn[i].error) - 1);
+                        memcpy(bn[i].error, why, l);
+                        bn[i].error[l] = '\0';
+                }
         }
         /* the bundle reads each node's files back: one it cannot use is listed as failed */
         if (cli_bundle_write(dir, bn, n_nodes, &merged, err, sizeof(err)) < 0) {

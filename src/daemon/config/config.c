@@ -495,33 +495,36 @@ static int parse_queue(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         return 0;
 }
 
-/* One value of key f by its descriptor: the type picks the getter, the bounds are f's. */
-static int cfg_field(cfgctx *x, yaml_node_t *n, const kerf_field *f, uint64_t *ret)
+/* One value of key f of section `sec` by its descriptor: the type picks the getter, the bounds
+ * are f's; messages name "sec.key". */
+static int cfg_field(cfgctx *x, yaml_node_t *n, const char *sec, const kerf_field *f, uint64_t *ret)
 {
+        char key[96];
+        snprintf(key, sizeof(key), "%s.%s", sec, f->name);
         switch (f->type) {
         case KERF_FIELD_SIZE:
-                return kerfd__cfg_size(x, n, f->name, (uint64_t)f->min, (uint64_t)f->max, ret);
+                return kerfd__cfg_size(x, n, key, (uint64_t)f->min, (uint64_t)f->max, ret);
         case KERF_FIELD_DURATION:
-                return kerfd__cfg_duration(x, n, f->name, (uint64_t)f->min, (uint64_t)f->max, ret);
+                return kerfd__cfg_duration(x, n, key, (uint64_t)f->min, (uint64_t)f->max, ret);
         default:
-                return kerfd__cfg_range(x, n, f->name, (uint64_t)f->min, (uint64_t)f->max, ret);
+                return kerfd__cfg_range(x, n, key, (uint64_t)f->min, (uint64_t)f->max, ret);
         }
 }
 
-/* limits: every key is a kerfd_limits_keys descriptor (config_fields.c) */
-static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
+/* A section whose every key is a descriptor (config_fields.c): unknown keys named with the
+ * nearest known one, each value by its descriptor's type and bounds, stored into base. */
+int kerfd__cfg_section(cfgctx *x, yaml_node_t *m, const kerfd_cfg_section *sec, void *base)
 {
         const char *names[32];
         char known[512] = "";
         size_t nk = 0;
-        int r = kerfd__cfg_map(x, m, "limits");
+        int r = kerfd__cfg_map(x, m, sec->name);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < kerfd_limits_keys_count && nk < 32; i++) {
-                names[nk++] = kerfd_limits_keys[i].f.name;
+        for (size_t i = 0; i < sec->n && nk < 32; i++) {
+                names[nk++] = sec->keys[i].f.name;
                 size_t o = strlen(known);
-                snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
-                         kerfd_limits_keys[i].f.name);
+                snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "", sec->keys[i].f.name);
         }
         FOR_PAIRS(x, m, p)
         {
@@ -530,19 +533,19 @@ static int parse_limits(cfgctx *x, yaml_node_t *m, kerfd_config *c)
                 const kerfd_cfg_key *key = NULL;
                 uint64_t v;
                 if (!ks)
-                        return kerfd__cfg_fail(x, k, "limits: keys must be strings");
-                for (size_t i = 0; i < kerfd_limits_keys_count && !key; i++)
-                        if (!strcmp(ks, kerfd_limits_keys[i].f.name))
-                                key = &kerfd_limits_keys[i];
+                        return kerfd__cfg_fail(x, k, "%s: keys must be strings", sec->name);
+                for (size_t i = 0; i < sec->n && !key; i++)
+                        if (!strcmp(ks, sec->keys[i].f.name))
+                                key = &sec->keys[i];
                 if (!key) {
                         const char *near = kerf_nearest(ks, names, nk);
-                        return kerfd__cfg_fail(x, k, "limits: unknown key \"%s\"%s%s%s (%s)", ks,
-                                               near ? "; did you mean " : "", near ? near : "",
+                        return kerfd__cfg_fail(x, k, "%s: unknown key \"%s\"%s%s%s (%s)", sec->name,
+                                               ks, near ? "; did you mean " : "", near ? near : "",
                                                near ? "?" : "", known);
                 }
-                if ((r = cfg_field(x, vn, &key->f, &v)) < 0)
+                if ((r = cfg_field(x, vn, sec->name, &key->f, &v)) < 0)
                         return r;
-                kerfd__cfg_key_store(c, key, v);
+                kerfd__cfg_key_store(base, key, v);
         }
         return 0;
 }
@@ -651,7 +654,7 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 else if (!strcmp(ks, "backend"))
                         r = parse_backend(x, v, c);
                 else if (!strcmp(ks, "limits"))
-                        r = parse_limits(x, v, c);
+                        r = kerfd__cfg_section(x, v, &kerfd_cfg_limits, c);
                 else if (!strcmp(ks, "policy"))
                         r = parse_policy(x, v, c);
                 else if (!strcmp(ks, "fencing"))

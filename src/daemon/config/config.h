@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kerf/sched.h"
+#include "kerf/units.h"
 
 #define KERFD_MAX_TENANTS 256
 
@@ -54,12 +55,15 @@ typedef struct kerfd_tenant_defaults {
  * (docs/DAEMON.md "Retention"; retention_cfg.c). Ages and the interval in seconds, 0 = never
  * (keep forever / no timed pass); max_log_bytes 0 = no cap. */
 typedef struct kerfd_retention_cfg {
-        uint64_t logs_after_s;      /* default 7d */
-        uint64_t work_dirs_after_s; /* default 1d */
-        uint64_t tasks_after_s;     /* default 0: task rows kept forever */
-        uint64_t interval_s;        /* default 1h */
-        uint64_t max_log_bytes;     /* default 1GiB, per stream of a task (logcap.c, retention.c) */
+        uint64_t logs_after_s; /* defaults and bounds: kerfd_retention_keys (config_fields.c) */
+        uint64_t work_dirs_after_s;
+        uint64_t tasks_after_s; /* 0: task rows kept forever */
+        uint64_t interval_s;
+        uint64_t max_log_bytes; /* per stream of a task (logcap.c, retention.c) */
 } kerfd_retention_cfg;
+#define KERFD_MAX_AGE_S         (36500ull * KERF_DAY_S) /* retention ages: 100 years */
+#define KERFD_MAX_GC_INTERVAL_S (30ull * KERF_DAY_S)
+#define KERFD_MIN_LOG_CAP       4096ull /* room for the cut marker (retention.c, logcap.c) */
 
 typedef struct kerfd_config {
         char path[PATH_MAX]; /* file read, "" for defaults only */

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* config_fields.c - the descriptors of kerfd.yaml's limits: keys and their defaults */
+/* config_fields.c - the descriptors of kerfd.yaml's limits: and retention: keys, their
+ * defaults */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_fields.h"
 
-#define K(name, type, min, max, def, help, member, slot)                                           \
+#define KS(st, name, type, min, max, def, help, member, slot)                                      \
         {                                                                                          \
                 {name, type, min, max, def, help, NULL, NULL, 0, 0, NULL, NULL},                   \
-                    offsetof(kerfd_config, member), slot                                           \
+                    offsetof(st, member), slot                                                     \
         }
+#define K(...)  KS(kerfd_config, __VA_ARGS__)
+#define KR(...) KS(kerfd_retention_cfg, __VA_ARGS__)
 
 /* Order: docs/DAEMON.md's table. */
 const kerfd_cfg_key kerfd_limits_keys[] = {
@@ -40,9 +43,33 @@ const kerfd_cfg_key kerfd_limits_keys[] = {
 };
 const size_t kerfd_limits_keys_count = sizeof(kerfd_limits_keys) / sizeof(kerfd_limits_keys[0]);
 
-void kerfd__cfg_key_store(kerfd_config *c, const kerfd_cfg_key *k, uint64_t v)
+/* Order: docs/DAEMON.md's table. max_log_bytes is also 0 or >= KERFD_MIN_LOG_CAP (checked by
+ * kerfd_retention_parse: one rule the bounds cannot say). */
+const kerfd_cfg_key kerfd_retention_keys[] = {
+    KR("logs_after", KERF_FIELD_DURATION, 0, (int64_t)KERFD_MAX_AGE_S, "7d",
+       "ended tasks' logs removed this long after the end; 0 = kept", logs_after_s, KERFD_SLOT_U64),
+    KR("work_dirs_after", KERF_FIELD_DURATION, 0, (int64_t)KERFD_MAX_AGE_S, "1d",
+       "ended tasks' work dirs removed this long after the end; 0 = kept", work_dirs_after_s,
+       KERFD_SLOT_U64),
+    KR("max_log_bytes", KERF_FIELD_SIZE, 0, (int64_t)KERF_QUOTA_MAX_MEM_BYTES, "1GiB",
+       "a stream of a task's log; 0 = no cap", max_log_bytes, KERFD_SLOT_U64),
+    KR("tasks_after", KERF_FIELD_DURATION, 0, (int64_t)KERFD_MAX_AGE_S, "0",
+       "ended task rows deleted this long after the end; 0 = kept", tasks_after_s, KERFD_SLOT_U64),
+    KR("interval", KERF_FIELD_DURATION, 0, (int64_t)KERFD_MAX_GC_INTERVAL_S, "1h",
+       "a retention pass this often; 0 = only on POST /v1/gc", interval_s, KERFD_SLOT_U64),
+};
+const size_t kerfd_retention_keys_count =
+    sizeof(kerfd_retention_keys) / sizeof(kerfd_retention_keys[0]);
+
+const kerfd_cfg_section kerfd_cfg_limits = {
+    "limits", kerfd_limits_keys, sizeof(kerfd_limits_keys) / sizeof(kerfd_limits_keys[0])};
+const kerfd_cfg_section kerfd_cfg_retention = {"retention", kerfd_retention_keys,
+                                               sizeof(kerfd_retention_keys) /
+                                                   sizeof(kerfd_retention_keys[0])};
+
+void kerfd__cfg_key_store(void *base, const kerfd_cfg_key *k, uint64_t v)
 {
-        char *p = (char *)c + k->off;
+        char *p = (char *)base + k->off;
 
         if (k->slot == KERFD_SLOT_U64) {
                 memcpy(p, &v, sizeof(v));
@@ -55,10 +82,10 @@ void kerfd__cfg_key_store(kerfd_config *c, const kerfd_cfg_key *k, uint64_t v)
         }
 }
 
-int kerfd__cfg_limits_defaults(kerfd_config *c)
+int kerfd__cfg_defaults(const kerfd_cfg_section *sec, void *base)
 {
-        for (size_t i = 0; i < kerfd_limits_keys_count; i++) {
-                const kerf_field *f = &kerfd_limits_keys[i].f;
+        for (size_t i = 0; i < sec->n; i++) {
+                const kerf_field *f = &sec->keys[i].f;
                 uint64_t v;
                 char *end;
                 int r = 0;
@@ -74,7 +101,12 @@ int kerfd__cfg_limits_defaults(kerfd_config *c)
                 }
                 if (r < 0 || (int64_t)v < f->min || (int64_t)v > f->max)
                         return -EINVAL;
-                kerfd__cfg_key_store(c, &kerfd_limits_keys[i], v);
+                kerfd__cfg_key_store(base, &sec->keys[i], v);
         }
         return 0;
+}
+
+int kerfd__cfg_limits_defaults(kerfd_config *c)
+{
+        return kerfd__cfg_defaults(&kerfd_cfg_limits, c);
 }

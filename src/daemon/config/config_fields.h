@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* config_fields.h - field descriptors of kerfd.yaml's limits: keys (kerf/fields.h): the one
- * place of each key's type, bounds and default; config.c reads them, docs/DAEMON.md's table is
- * checked against them (daemon_test_config_fields) */
+/* config_fields.h - field descriptors of kerfd.yaml's limits: and retention: keys
+ * (kerf/fields.h): the one place of each key's type, bounds and default; config.c reads a
+ * section through its table (kerfd__cfg_section), docs/DAEMON.md's rows are checked against
+ * them (daemon_test_config_fields) */
 #ifndef KERFD_CONFIG_FIELDS_H
 #define KERFD_CONFIG_FIELDS_H
 
@@ -19,18 +20,30 @@ typedef enum kerfd_cfg_slot {
 
 typedef struct kerfd_cfg_key {
         kerf_field f; /* name (the key under limits:), type, bounds, default, help */
-        size_t off;   /* offsetof(kerfd_config, ...) */
+        size_t off;   /* offset of its member in the section's struct (kerfd_config for
+                       * limits:, kerfd_retention_cfg for retention:) */
         kerfd_cfg_slot slot;
 } kerfd_cfg_key;
 
+/* a section of kerfd.yaml read through its table */
+typedef struct kerfd_cfg_section {
+        const char *name; /* "limits" */
+        const kerfd_cfg_key *keys;
+        size_t n;
+} kerfd_cfg_section;
+
 extern const kerfd_cfg_key kerfd_limits_keys[];
 extern const size_t kerfd_limits_keys_count;
+extern const kerfd_cfg_key kerfd_retention_keys[];
+extern const size_t kerfd_retention_keys_count;
+extern const kerfd_cfg_section kerfd_cfg_limits, kerfd_cfg_retention;
 
-/* Stores `v` (already within the key's bounds) into c's member for `k`. */
-void kerfd__cfg_key_store(kerfd_config *c, const kerfd_cfg_key *k, uint64_t v);
+/* Stores `v` (already within the key's bounds) into base's member for `k`. */
+void kerfd__cfg_key_store(void *base, const kerfd_cfg_key *k, uint64_t v);
 
-/* Sets every limits: member of `c` to its descriptor's default. 0, or -EINVAL when a default
- * is not a value of its own type (a bug the unit test catches). */
+/* Sets every member of a section's struct `base` to its descriptor's default. 0, or -EINVAL
+ * when a default is not a value of its own type (a bug the unit test catches). */
+int kerfd__cfg_defaults(const kerfd_cfg_section *sec, void *base);
 int kerfd__cfg_limits_defaults(kerfd_config *c);
 
 #endif /* KERFD_CONFIG_FIELDS_H */

@@ -50,5 +50,8 @@ int kerfd__cfg_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c);
 int kerfd__cfg_tenant_defaults(cfgctx *x, yaml_node_t *m, kerfd_config *c);
 /* retention_cfg.c: the `retention` mapping into *ret (changed only on success). */
 int kerfd_retention_parse(cfgctx *x, yaml_node_t *m, kerfd_retention_cfg *ret);
+/* A kerfd.yaml section read through its descriptors (config.c; config_fields.h). */
+struct kerfd_cfg_section;
+int kerfd__cfg_section(cfgctx *x, yaml_node_t *m, const struct kerfd_cfg_section *sec, void *base);
 
 #endif /* KERFD_CONFIG_YAML_H */

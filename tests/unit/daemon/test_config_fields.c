@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_config_fields.c - kerfd.yaml's limits: descriptors (config_fields.c): defaults valid and
- * applied, bounds in order, and docs/DAEMON.md's "Configuration reference" row of each key
- * giving its default and its bounds */
+/* test_config_fields.c - kerfd.yaml's limits: and retention: descriptors (config_fields.c):
+ * defaults valid and applied, bounds in order, and docs/DAEMON.md's "Configuration reference"
+ * row of each key giving its default and its bounds */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,32 +61,34 @@ static void bounds_words(const kerf_field *f, char *buf, size_t len)
                 snprintf(buf, len, "%lld..%lld", (long long)f->min, (long long)f->max);
 }
 
-static void test_daemon_md(void **st)
+/* Every row "| `SECTION.KEY` | DEFAULT | MEANING; BOUNDS |" of docs/DAEMON.md for a section
+ * read through descriptors: the key exists, the default (backticks aside) is the descriptor's,
+ * the meaning gives its bounds; and every key has a row. Returns the number of problems. */
+static int check_section(const kerfd_cfg_section *sec)
 {
         FILE *fp = fopen(KERF_SOURCE_DIR "/docs/DAEMON.md", "r");
-        char line[2048];
+        char line[2048], prefix[64];
         int bad = 0;
         bool seen[64] = {false};
-        (void)st;
         assert_non_null(fp);
+        snprintf(prefix, sizeof(prefix), "| `%s.", sec->name);
         while (fgets(line, sizeof(line), fp)) {
-                if (strncmp(line, "| `limits.", 10) != 0)
+                if (strncmp(line, prefix, strlen(prefix)) != 0)
                         continue;
-                char *name = line + 10, *e = strchr(name, '`');
+                char *name = line + strlen(prefix), *e = strchr(name, '`');
                 assert_non_null(e);
                 *e = '\0';
                 const kerfd_cfg_key *k = NULL;
-                for (size_t i = 0; i < kerfd_limits_keys_count; i++)
-                        if (!strcmp(kerfd_limits_keys[i].f.name, name)) {
-                                k = &kerfd_limits_keys[i];
+                for (size_t i = 0; i < sec->n; i++)
+                        if (!strcmp(sec->keys[i].f.name, name)) {
+                                k = &sec->keys[i];
                                 seen[i] = true;
                         }
                 if (!k) {
-                        fprintf(stderr, "docs/DAEMON.md: limits.%s: no such key\n", name);
+                        fprintf(stderr, "docs/DAEMON.md: %s.%s: no such key\n", sec->name, name);
                         bad++;
                         continue;
                 }
-                /* | `limits.KEY` | DEFAULT | MEANING; BOUNDS | */
                 char *def = strchr(e + 1, '|'), *mean, *end;
                 assert_non_null(def);
                 def++;
@@ -96,28 +98,59 @@ static void test_daemon_md(void **st)
                 end = strrchr(mean, '|');
                 if (end)
                         *end = '\0';
-                while (*def == ' ')
+                while (*def == ' ' || *def == '`')
                         def++;
-                for (char *t = def + strlen(def); t > def && t[-1] == ' ';)
+                for (char *t = def + strlen(def); t > def && (t[-1] == ' ' || t[-1] == '`');)
                         *--t = '\0';
                 char want[64];
                 bounds_words(&k->f, want, sizeof(want));
                 if (strcmp(def, k->f.def) || !strstr(mean, want)) {
                         fprintf(stderr,
-                                "docs/DAEMON.md: limits.%s: default [%s] meaning [%s]; want "
+                                "docs/DAEMON.md: %s.%s: default [%s] meaning [%s]; want "
                                 "default [%s] and bounds [%s] in the meaning\n",
-                                name, def, mean, k->f.def, want);
+                                sec->name, name, def, mean, k->f.def, want);
                         bad++;
                 }
         }
         fclose(fp);
-        for (size_t i = 0; i < kerfd_limits_keys_count; i++)
+        for (size_t i = 0; i < sec->n; i++)
                 if (!seen[i]) {
-                        fprintf(stderr, "docs/DAEMON.md: no row for limits.%s\n",
-                                kerfd_limits_keys[i].f.name);
+                        fprintf(stderr, "docs/DAEMON.md: no row for %s.%s\n", sec->name,
+                                sec->keys[i].f.name);
                         bad++;
                 }
-        assert_int_equal(bad, 0);
+        return bad;
+}
+
+static void test_daemon_md(void **st)
+{
+        (void)st;
+        assert_int_equal(check_section(&kerfd_cfg_limits) + check_section(&kerfd_cfg_retention), 0);
+}
+
+/* retention: defaults from the descriptors, each key its own member, the bounds in order */
+static void test_retention(void **st)
+{
+        kerfd_retention_cfg r;
+        (void)st;
+        memset(&r, 0xff, sizeof(r));
+        kerfd_retention_defaults(&r);
+        assert_int_equal(r.logs_after_s, 7 * KERF_DAY_S);
+        assert_int_equal(r.work_dirs_after_s, KERF_DAY_S);
+        assert_int_equal(r.max_log_bytes, KERF_GIB);
+        assert_int_equal(r.tasks_after_s, 0);
+        assert_int_equal(r.interval_s, 3600);
+        for (size_t i = 0; i < kerfd_cfg_retention.n; i++) {
+                const kerf_field *f = &kerfd_cfg_retention.keys[i].f;
+                if (f->min > f->max || !f->help || !*f->help)
+                        fail_msg("retention.%s: bounds or help", f->name);
+                kerfd_retention_cfg d = r;
+                kerfd__cfg_key_store(&d, &kerfd_cfg_retention.keys[i], 12345);
+                unsigned changed = 0;
+                for (size_t b = 0; b < sizeof(r); b++)
+                        changed += ((char *)&d)[b] != ((char *)&r)[b];
+                assert_true(changed > 0 && changed <= sizeof(uint64_t));
+        }
 }
 
 int main(void)
@@ -125,6 +158,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_defaults),
             cmocka_unit_test(test_daemon_md),
+            cmocka_unit_test(test_retention),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
