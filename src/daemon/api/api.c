@@ -324,9 +324,7 @@ static void task_cancel(kreq *r, uint64_t id)
         kerfd__kick(n);
 }
 
-/* An endpoint that takes no body, or `{}`: true when that is what came; else it answered 400
- * naming the first field (`what`: "a renewal", ...) or the bad JSON. */
-static bool api_no_body(kreq *r, const char *what)
+bool api_no_body(kreq *r, const char *what)
 {
         json_t *b, *v;
         const char *key;

@@ -9,6 +9,9 @@
 
 /* The request body as a JSON object, or NULL with a 400 answer queued. Caller decrefs. */
 json_t *api_body(kreq *r);
+/* An endpoint that takes no body, or `{}`: true when that is what came; else it answered 400
+ * naming the first field (`what`: "a renewal", ...) or the bad JSON. */
+bool api_no_body(kreq *r, const char *what);
 bool api_u64(const char *s, uint64_t *ret);
 /* A tenant or queue name: 1..63 characters [A-Za-z0-9_.-]. */
 bool api_name_ok(const char *s);

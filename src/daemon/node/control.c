@@ -20,26 +20,6 @@ static const char *const update_fields[] = {"priority", "max_runtime_s", "idle_t
                                             "preemptible", NULL};
 #define UPDATE_FIELDS_WORDS "priority, max_runtime_s, idle_timeout_s, preemptible"
 
-/* A body that must be absent or `{}`; false with a 400 queued otherwise. */
-static bool no_body(kreq *r, const char *what)
-{
-        json_t *b;
-        const char *key;
-        json_t *v;
-        if (!r->len)
-                return true;
-        if (!(b = api_body(r)))
-                return false;
-        json_object_foreach(b, key, v)
-        {
-                kreq_error(r, 400, "unknown_field", "%s: unknown field (%s has none)", key, what);
-                json_decref(b);
-                return false;
-        }
-        json_decref(b);
-        return true;
-}
-
 /* The live pending task {id} the caller may change, or NULL with the answer queued (404 when
  * the caller may not see it, 409 naming its state when it is not pending). */
 static dtask *pending_task(kreq *r, uint64_t id, const char *verb)
@@ -89,7 +69,7 @@ static void task_hold(kreq *r, uint64_t id, bool on)
         dtask *t;
         int rc;
 
-        if (!no_body(r, on ? "a hold" : "a release"))
+        if (!api_no_body(r, on ? "a hold" : "a release"))
                 return;
         if (!(t = pending_task(r, id, on ? "held" : "released")))
                 return;
