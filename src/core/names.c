@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "kerf/core.h"
+#include "nametab.h"
 
 static const char *const unit_kind_names[KERF_UNIT_KIND_COUNT] = {
     [KERF_UNIT_WHOLE] = "whole", [KERF_UNIT_MIG] = "mig",       [KERF_UNIT_SLICE] = "slice",
@@ -37,20 +38,29 @@ static const char *const tier_names[KERF_TIER_COUNT] = {
     [KERF_TIER_EXPLORATORY] = "exploratory",
 };
 
-/* Enum values are compared as unsigned so a negative value cast to the enum is out of range. */
-static const char *name_of(const char *const *names, size_t n, unsigned v)
+const char *kerf__nametab_name(const char *const *names, size_t n, unsigned v)
 {
         return v < n && names[v] ? names[v] : "?";
 }
 
-static int parse_of(const char *const *names, size_t n, const char *s)
+int kerf__nametab_parse(const char *const *names, size_t n, const char *s, bool exact)
 {
         if (!s)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
-                if (names[i] && strcasecmp(names[i], s) == 0)
+                if (names[i] && (exact ? strcmp(names[i], s) : strcasecmp(names[i], s)) == 0)
                         return (int)i;
         return -EINVAL;
+}
+
+static const char *name_of(const char *const *names, size_t n, unsigned v)
+{
+        return kerf__nametab_name(names, n, v);
+}
+
+static int parse_of(const char *const *names, size_t n, const char *s)
+{
+        return kerf__nametab_parse(names, n, s, false);
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kerf/task_state.h"
+#include "nametab.h"
 
 static const char *const state_names[KERF_TASK_STATE_COUNT] = {
     [KERF_TASK_PENDING] = "pending", [KERF_TASK_STARTING] = "starting",
@@ -24,20 +25,15 @@ static const char *const end_names[KERF_END_REASON_COUNT] = {
     [KERF_END_LEASE_EXPIRED] = "lease_expired",
 };
 
-/* Values are compared as unsigned so a negative value cast to the enum is out of range. */
 static const char *name_of(const char *const *names, size_t n, unsigned v)
 {
-        return v < n && names[v] ? names[v] : "?";
+        return kerf__nametab_name(names, n, v);
 }
 
+/* stored words are matched exactly */
 static int parse_of(const char *const *names, size_t n, const char *s)
 {
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++)
-                if (names[i] && strcmp(names[i], s) == 0)
-                        return (int)i;
-        return -EINVAL;
+        return kerf__nametab_parse(names, n, s, true);
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
