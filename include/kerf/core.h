@@ -15,6 +15,14 @@
 #define KERF_MIG_COMPUTE   7  /* compute slices */
 #define KERF_MAX_NODE_GPUS 64 /* NVLink peer masks are 64-bit */
 
+/* model masks are 64-bit (bit i: kerf_gpu_model_at(i)) */
+#define KERF_MAX_GPU_MODELS 64
+/* the fleet file (docs/FLEET.md): replicas of a node, its highest NUMA node, the length of an
+ * nvlink label with its NUL */
+#define KERF_MAX_NODE_REPLICAS 4096
+#define KERF_MAX_NUMA_NODE     1023
+#define KERF_NVLINK_LABEL_LEN  32
+
 /* ---- unit kinds and GPU sharing modes ---------------------------------------------------- */
 
 /* What a unit cuts out of a GPU. */
