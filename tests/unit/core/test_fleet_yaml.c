@@ -230,7 +230,8 @@ static void bad_files(void **state)
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - {model: H200, colour: red}\n",
-                  4, "colour: unknown key in a GPU entry", "(known: model, count, mig, numa, nvlink, uuid)");
+                  4, "colour: unknown key in a GPU entry",
+                  "(known: model, count, mig, numa, nvlink, uuid)");
         /* 3: unknown key in a node */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
@@ -327,7 +328,8 @@ static void bad_files(void **state)
         parse_bad("", 1, "empty document", NULL);
         parse_bad("- a\n- b\n", 1, "must be a mapping", "list");
         parse_bad("nodes: []\n", 1, "nodes: a list of at least 1 entry", "got 0");
-        parse_bad("nodes:\n  - name: n0\nextra: 1\n", 3, "extra: unknown key in the fleet", "(known: nodes)");
+        parse_bad("nodes:\n  - name: n0\nextra: 1\n", 3, "extra: unknown key in the fleet",
+                  "(known: nodes)");
         parse_bad("nodes: x\n", 1, "nodes: a list of at least 1 entry", "not a scalar");
         parse_bad("nodes:\n"
                   "  - name: n0\n"
