@@ -119,13 +119,14 @@ char *kerf_field_describe_text(const kerf_field *f, char *buf, size_t len);
 /* Checks the YAML scalar `s` against `f` (type, bounds, KERF_FIELD_TOKEN, KERF_FIELD_MILLI):
  * sizes and durations through kerf_parse_size/kerf_parse_duration. Returns 0 and fills *ret;
  * -EINVAL when it does not fit, and then msg holds "<name>: <what it accepts>, got '<s>'" (a
- * size or a duration: "<name>: <the parser's words>"). A list or an object is refused (those
- * are mappings and sequences, their owner's). *ret is untouched on failure. Thread-safe. */
+ * size or a duration its parser refuses: "<name>: <the parser's words>"). A size or a duration
+ * sets both ret->u and ret->i. A list or an object is refused (those are sequences and
+ * mappings, their owner's). *ret is untouched on failure. Thread-safe. */
 int kerf_field_check_text(const kerf_field *f, const char *s, kerf_field_value *ret, char *msg,
                           size_t len);
 
 /* The type column of a YAML file's docs table (docs/FLEET.md) for `f` into buf: "int 1..64",
- * "bool", "size ≤ 1EiB", "number 0..100000 (3 decimals)", "string 1..31 (no spaces)". */
+ * "bool", "size 0B..1024PiB", "number 0..100000 (3 decimals)", "string 1..31 (no spaces)". */
 char *kerf_field_doc_type_text(const kerf_field *f, char *buf, size_t len);
 
 /* The type column of docs/API.md for `f` ("int 1..16", "size ≤ 1PiB", "`high`\|`queueable`"),

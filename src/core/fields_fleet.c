@@ -16,8 +16,8 @@ static int model_parse(const char *s)
         return kerf_gpu_model_index(kerf_gpu_model_find(s));
 }
 
-/* the longest `cuda` text: NVML's encoding "999990" */
-#define CUDA_TEXT_MAX 6
+/* the longest `cuda` text the version forms take: 7 digits, ".", 2 decimals */
+#define CUDA_TEXT_MAX 10
 
 #define TOK   KERF_FIELD_TOKEN
 #define MILLI KERF_FIELD_MILLI

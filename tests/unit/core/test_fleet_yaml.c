@@ -388,7 +388,8 @@ static void versions_and_anchors(void **state)
                                  "    gpus: &hgx\n"
                                  "      - {model: H200, count: 8, nvlink: sw}\n"
                                  "  - {name: b, cuda: 12.10, gpus: *hgx}\n"
-                                 "  - {name: c, cuda: 11080, driver: 535.104.05}\n");
+                                 "  - {name: c, cuda: 11080, driver: 535.104.05}\n"
+                                 "  - {name: d, cuda: '000012.40'}\n");
 
         (void)state;
         assert_int_equal(f->n_gpus, 16);
@@ -396,6 +397,7 @@ static void versions_and_anchors(void **state)
         assert_int_equal(f->nodes[1].cuda_version, 12100);
         assert_int_equal(f->nodes[2].cuda_version, 11080);
         assert_string_equal(f->nodes[2].driver_version, "535.104.05");
+        assert_int_equal(f->nodes[3].cuda_version, 12400); /* the longest version text */
         assert_int_equal(f->gpus[8].nvlink_peers, 0xfe);
         kerf_fleet_free(f);
 }
