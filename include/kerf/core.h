@@ -213,7 +213,8 @@ int kerf_fleet_gpu_by_uuid(const kerf_fleet *f, const char *uuid);
  *         - {model: H200, count: 6, numa: 1, nvlink: a}
  *
  * GPUs in one node with the same `nvlink` label are all NVLink peers. On failure returns
- * -KERF_EPARSE (or -ENOMEM) and, when `err` is not NULL, writes "line N: what is wrong" into it.
+ * -KERF_EPARSE (or -ENOMEM) and, when `err` is not NULL, writes "line N: what is wrong" into it
+ * ("line 5: count: an integer 1..64, got '65'": the key's descriptor, kerf/fields_fleet.h).
  * On success *ret owns a new fleet. */
 int kerf_fleet_parse_yaml(const char *text, size_t len, kerf_fleet **ret, char *err, size_t errlen);
 
