@@ -15,6 +15,14 @@
 #define KERF_MIG_COMPUTE   7  /* compute slices */
 #define KERF_MAX_NODE_GPUS 64 /* NVLink peer masks are 64-bit */
 
+/* model masks are 64-bit (bit i: kerf_gpu_model_at(i)) */
+#define KERF_MAX_GPU_MODELS 64
+/* the fleet file (docs/FLEET.md): replicas of a node, its highest NUMA node, the length of an
+ * nvlink label with its NUL */
+#define KERF_MAX_NODE_REPLICAS 4096
+#define KERF_MAX_NUMA_NODE     1023
+#define KERF_NVLINK_LABEL_LEN  32
+
 /* ---- unit kinds and GPU sharing modes ---------------------------------------------------- */
 
 /* What a unit cuts out of a GPU. */
@@ -205,7 +213,8 @@ int kerf_fleet_gpu_by_uuid(const kerf_fleet *f, const char *uuid);
  *         - {model: H200, count: 6, numa: 1, nvlink: a}
  *
  * GPUs in one node with the same `nvlink` label are all NVLink peers. On failure returns
- * -KERF_EPARSE (or -ENOMEM) and, when `err` is not NULL, writes "line N: what is wrong" into it.
+ * -KERF_EPARSE (or -ENOMEM) and, when `err` is not NULL, writes "line N: what is wrong" into it
+ * ("line 5: count: an integer 1..64, got '65'": the key's descriptor, kerf/fields_fleet.h).
  * On success *ret owns a new fleet. */
 int kerf_fleet_parse_yaml(const char *text, size_t len, kerf_fleet **ret, char *err, size_t errlen);
 

@@ -42,7 +42,8 @@ typedef enum kerf_field_type {
         KERF_FIELD_BOOL,     /* true or false */
         KERF_FIELD_SIZE,     /* bytes: an integer, or a string with a unit (units.h); <= max */
         KERF_FIELD_DURATION, /* seconds: an integer min..max in JSON; the CLI takes units.h forms */
-        KERF_FIELD_STRLIST,  /* a list of min..max strings (each checked by its owner) */
+        KERF_FIELD_STRLIST,  /* a list of min..max items: strings in the API, entries (mappings)
+                              * in the fleet file; each checked by its owner */
         KERF_FIELD_OBJECT,   /* a JSON object (its members checked by its owner) */
         KERF_FIELD_TYPE_COUNT,
 } kerf_field_type;
@@ -53,6 +54,11 @@ typedef enum kerf_field_type {
 
 /* a CLI flag may be given more than once (each adds to the list or object) */
 #define KERF_FIELD_REPEAT 1u
+/* YAML text only (kerf_field_check_text): a string of printable characters without spaces */
+#define KERF_FIELD_TOKEN 2u
+/* YAML text only: an int written as a number with up to 3 decimals ("0.5"), stored x1000; the
+ * bounds are in thousandths (cpus: 0.5 -> 500) */
+#define KERF_FIELD_MILLI 4u
 
 typedef struct kerf_field {
         const char *name; /* JSON name */
@@ -103,6 +109,25 @@ char *kerf_field_describe(const kerf_field *f, char *buf, size_t len);
  * kerf_parse_size). *ret is untouched on failure. Thread-safe. */
 int kerf_field_check(const kerf_field *f, const json_t *v, kerf_field_value *ret, char *msg,
                      size_t len);
+
+/* ---- the same descriptors read from YAML scalars (src/core/fields_text.c) ----------------- */
+
+/* What `f` accepts as a YAML scalar, in the words of kerf_field_describe(): a bool takes
+ * true/false/yes/no/on/off, a size needs a unit (units.h), a duration takes units.h forms. */
+char *kerf_field_describe_text(const kerf_field *f, char *buf, size_t len);
+
+/* Checks the YAML scalar `s` against `f` (type, bounds, KERF_FIELD_TOKEN, KERF_FIELD_MILLI):
+ * sizes and durations through kerf_parse_size/kerf_parse_duration. Returns 0 and fills *ret;
+ * -EINVAL when it does not fit, and then msg holds "<name>: <what it accepts>, got '<s>'" (a
+ * size or a duration its parser refuses: "<name>: <the parser's words>"). A size or a duration
+ * sets both ret->u and ret->i. A list or an object is refused (those are sequences and
+ * mappings, their owner's). *ret is untouched on failure. Thread-safe. */
+int kerf_field_check_text(const kerf_field *f, const char *s, kerf_field_value *ret, char *msg,
+                          size_t len);
+
+/* The type column of a YAML file's docs table (docs/FLEET.md) for `f` into buf: "int 1..64",
+ * "bool", "size 0B..1024PiB", "number 0..100000 (3 decimals)", "string 1..31 (no spaces)". */
+char *kerf_field_doc_type_text(const kerf_field *f, char *buf, size_t len);
 
 /* The type column of docs/API.md for `f` ("int 1..16", "size ≤ 1PiB", "`high`\|`queueable`"),
  * written into buf[0..len); returns buf. */

@@ -10,9 +10,11 @@
 
 #include "kerf/core.h"
 #include "kerf/errno.h"
+#include "kerf/fields_fleet.h"
 
-#define MAX_NODE_REPLICAS 4096
-#define MAX_LABEL         32
+#define GPU_KEYS  kerf_fleet_gpu_fields, kerf_fleet_gpu_fields_count
+#define NODE_KEYS kerf_fleet_node_fields, kerf_fleet_node_fields_count
+#define DOC_KEYS  kerf_fleet_doc_fields, kerf_fleet_doc_fields_count
 
 /* ---- parser state ----------------------------------------------------------------------- */
 
@@ -62,141 +64,37 @@ static const char *type_name(const yaml_node_t *n)
         }
 }
 
-/* A scalar's text, or an error naming `key` when the node is a list/mapping. */
-static int want_scalar(ctx *c, const yaml_node_t *v, const char *key, const char **ret)
+/* Checks that every key of mapping `m` is a key of table[0..n) and unique; an unknown key is
+ * refused with the nearest known one suggested and the list of all. */
+static int check_keys(ctx *c, const yaml_node_t *m, const char *what, const kerf_field *table,
+                      size_t n)
 {
-        const char *s = scalar(v);
+        const char *names[16];
+        char known[256] = "";
+        size_t nk = 0;
 
-        if (!s)
-                return fail(c, v, "'%s' must be a scalar, not %s", key, type_name(v));
-        *ret = s;
-        return 0;
-}
-
-/* Decimal integer in [lo, hi], the whole scalar, optionally signed. */
-static int want_int(ctx *c, const yaml_node_t *v, const char *key, long long lo, long long hi,
-                    long long *ret)
-{
-        const char *s = "";
-        char *end;
-        long long x;
-        int r;
-
-        r = want_scalar(c, v, key, &s);
-        if (r < 0)
-                return r;
-        errno = 0;
-        x = strtoll(s, &end, 10);
-        if (!*s || *end || errno || (*s != '-' && (*s < '0' || *s > '9')))
-                return fail(c, v, "'%s' must be an integer, got '%s'", key, s);
-        if (x < lo || x > hi)
-                return fail(c, v, "'%s' must be between %lld and %lld, got %lld", key, lo, hi, x);
-        *ret = x;
-        return 0;
-}
-
-static int want_bool(ctx *c, const yaml_node_t *v, const char *key, bool *ret)
-{
-        static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no",
-                                                                               "off"};
-        const char *s = "";
-        int r;
-
-        r = want_scalar(c, v, key, &s);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < 3; i++) {
-                if (strcasecmp(s, yes[i]) == 0) {
-                        *ret = true;
-                        return 0;
-                }
-                if (strcasecmp(s, no[i]) == 0) {
-                        *ret = false;
-                        return 0;
-                }
+        for (size_t i = 0; i < n && nk < sizeof(names) / sizeof(names[0]); i++) {
+                size_t o = strlen(known);
+                names[nk++] = table[i].name;
+                snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "", table[i].name);
         }
-        return fail(c, v, "'%s' must be true or false, got '%s'", key, s);
-}
-
-/* "112" or "0.5" CPUs -> milli-CPUs. */
-static int want_cpus(ctx *c, const yaml_node_t *v, uint64_t *ret)
-{
-        uint64_t whole = 0, milli = 0;
-        unsigned nd = 0, nf = 0;
-        const char *s = "", *p;
-        int r;
-
-        r = want_scalar(c, v, "cpus", &s);
-        if (r < 0)
-                return r;
-        for (p = s; *p >= '0' && *p <= '9'; p++, nd++)
-                if (nd < 9)
-                        whole = whole * 10 + (uint64_t)(*p - '0');
-        if (*p == '.')
-                for (p++; *p >= '0' && *p <= '9'; p++, nf++)
-                        if (nf < 3)
-                                milli = milli * 10 + (uint64_t)(*p - '0');
-        if (nd == 0 || nd > 7 || nf > 3 || *p)
-                return fail(c, v, "'cpus' must be a number of CPUs like 64 or 0.5, got '%s'", s);
-        for (unsigned i = nf; i < 3; i++)
-                milli *= 10;
-        if (whole * 1000 + milli > KERF_MAX_CPU_MILLI)
-                return fail(c, v, "'cpus' must be at most %llu, got '%s'",
-                            KERF_MAX_CPU_MILLI / 1000, s);
-        *ret = whole * 1000 + milli;
-        return 0;
-}
-
-/* "12.4" -> 12040 (NVML encoding); a bare integer >= 1000 is taken as already encoded. */
-static int want_cuda(ctx *c, const yaml_node_t *v, int *ret)
-{
-        unsigned major = 0, minor = 0, nmaj = 0, nmin = 0;
-        const char *s = "", *p;
-        int r;
-
-        r = want_scalar(c, v, "cuda", &s);
-        if (r < 0)
-                return r;
-        for (p = s; *p >= '0' && *p <= '9' && nmaj < 7; p++, nmaj++)
-                major = major * 10 + (unsigned)(*p - '0');
-        if (*p == '.')
-                for (p++; *p >= '0' && *p <= '9' && nmin < 3; p++, nmin++)
-                        minor = minor * 10 + (unsigned)(*p - '0');
-        if (*p || nmaj == 0 || major == 0 || (p[-1] == '.'))
-                goto bad;
-        if (nmin == 0 && major >= 1000 && major <= 999990) {
-                *ret = (int)major;
-                return 0;
-        }
-        if (major < 100 && nmin <= 2) {
-                *ret = (int)(major * 1000 + minor * 10);
-                return 0;
-        }
-bad:
-        return fail(c, v, "'cuda' must be a version like \"12.4\", got '%s'", s);
-}
-
-/* Checks that every key of mapping `m` is in `allowed` (NULL-terminated) and unique. */
-static int check_keys(ctx *c, const yaml_node_t *m, const char *what, const char *const *allowed,
-                      const char *allowed_list)
-{
         for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
              p++) {
                 yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-                const char *ks = scalar(k);
-                bool ok = false;
+                const char *ks = scalar(k), *near;
 
                 if (!ks)
-                        return fail(c, k, "%s keys must be scalars", what);
-                for (size_t i = 0; allowed[i]; i++)
-                        ok = ok || strcmp(ks, allowed[i]) == 0;
-                if (!ok)
-                        return fail(c, k, "unknown key '%s' in %s (allowed: %s)", ks, what,
-                                    allowed_list);
+                        return fail(c, k, "%s keys must be scalars, not %s", what, type_name(k));
+                if (!kerf_field_find(table, n, ks)) {
+                        near = kerf_nearest(ks, names, nk);
+                        return fail(c, k, "%s: unknown key in %s%s%s%s (known: %s)", ks, what,
+                                    near ? ", did you mean " : "", near ? near : "",
+                                    near ? "?" : "", known);
+                }
                 for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
                         const char *qs = scalar(yaml_document_get_node(c->doc, q->key));
                         if (qs && strcmp(qs, ks) == 0)
-                                return fail(c, k, "duplicate key '%s' in %s", ks, what);
+                                return fail(c, k, "%s: duplicate key in %s", ks, what);
                 }
         }
         return 0;
@@ -214,17 +112,89 @@ static yaml_node_t *get(ctx *c, const yaml_node_t *m, const char *key)
         return NULL;
 }
 
-/* 1..max-1 characters from '!' to '~', as kerf_fleet_add_node() wants. */
-static bool printable_token(const char *s, size_t max)
+/* Key `key` of mapping `m` by its descriptor in table[0..n): returns 1 and fills *ret when it
+ * is there and fits, 0 when absent (*ret then holds the descriptor's default when that is a
+ * number, a size or a bool; zeroes otherwise), or the error. `*at` gets the value node. */
+static int read_key(ctx *c, const yaml_node_t *m, const kerf_field *table, size_t n,
+                    const char *key, kerf_field_value *ret, yaml_node_t **at)
 {
-        size_t n = strlen(s);
+        const kerf_field *f = kerf_field_find(table, n, key);
+        yaml_node_t *v = get(c, m, key);
+        char msg[512], d[320];
+        const char *s;
 
-        if (n == 0 || n >= max)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-                        return false;
-        return true;
+        memset(ret, 0, sizeof(*ret));
+        if (!f)
+                return fail(c, m, "%s: no descriptor (a bug in kerf)", key);
+        if (at)
+                *at = v;
+        if (!v) {
+                if (f->type == KERF_FIELD_INT || f->type == KERF_FIELD_PERCENT ||
+                    f->type == KERF_FIELD_BOOL || f->type == KERF_FIELD_SIZE ||
+                    f->type == KERF_FIELD_DURATION)
+                        (void)kerf_field_check_text(f, f->def, ret, msg, sizeof(msg));
+                return 0;
+        }
+        s = scalar(v);
+        if (!s)
+                return fail(c, v, "%s: %s, not %s", key, kerf_field_describe_text(f, d, sizeof(d)),
+                            type_name(v));
+        if (kerf_field_check_text(f, s, ret, msg, sizeof(msg)) < 0)
+                return fail(c, v, "%s", msg);
+        return 1;
+}
+
+/* Key `key` (a KERF_FIELD_STRLIST) of `m` as a list of its descriptor's length: the list, or
+ * NULL when absent (*r = 0) or wrong (*r < 0). */
+static yaml_node_t *read_list(ctx *c, const yaml_node_t *m, const kerf_field *table, size_t n,
+                              const char *key, int *r)
+{
+        const kerf_field *f = kerf_field_find(table, n, key);
+        yaml_node_t *v = get(c, m, key);
+        char d[320];
+        size_t items;
+
+        *r = f ? 0 : fail(c, m, "%s: no descriptor (a bug in kerf)", key);
+        if (!v || !f)
+                return NULL;
+        if (v->type != YAML_SEQUENCE_NODE) {
+                *r = fail(c, v, "%s: %s, not %s", key, kerf_field_describe_text(f, d, sizeof(d)),
+                          type_name(v));
+                return NULL;
+        }
+        items = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+        if ((int64_t)items < f->min || (f->max > 0 && (int64_t)items > f->max)) {
+                *r = fail(c, v, "%s: %s, got %zu", key, kerf_field_describe_text(f, d, sizeof(d)),
+                          items);
+                return NULL;
+        }
+        return v;
+}
+
+/* "12.4" -> 12040 (NVML encoding); a bare integer >= 1000 is taken as already encoded. The
+ * scalar has passed its descriptor (a short token). */
+static int want_cuda(ctx *c, const yaml_node_t *v, const char *s, int *ret)
+{
+        unsigned major = 0, minor = 0, nmaj = 0, nmin = 0;
+        const char *p;
+
+        for (p = s; *p >= '0' && *p <= '9' && nmaj < 7; p++, nmaj++)
+                major = major * 10 + (unsigned)(*p - '0');
+        if (*p == '.')
+                for (p++; *p >= '0' && *p <= '9' && nmin < 3; p++, nmin++)
+                        minor = minor * 10 + (unsigned)(*p - '0');
+        if (*p || nmaj == 0 || major == 0 || (p[-1] == '.'))
+                goto bad;
+        if (nmin == 0 && major >= 1000 && major <= 999990) {
+                *ret = (int)major;
+                return 0;
+        }
+        if (major < 100 && nmin <= 2) {
+                *ret = (int)(major * 1000 + minor * 10);
+                return 0;
+        }
+bad:
+        return fail(c, v, "cuda: a version like \"12.4\", 12 or 12040, got '%s'", s);
 }
 
 /* ---- GPUs and nodes --------------------------------------------------------------------- */
@@ -236,92 +206,54 @@ typedef struct gpu_spec {
         unsigned count;
         bool mig;
         int numa;
-        char nvlink[MAX_LABEL]; /* "" = none */
+        char nvlink[KERF_NVLINK_LABEL_LEN]; /* "" = none */
         const char *uuid;
 } gpu_spec;
 
-static void known_models(char *buf, size_t len)
-{
-        size_t used = 0;
-
-        buf[0] = '\0';
-        for (size_t i = 0; i < kerf_gpu_model_count() && used < len; i++) {
-                int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-                                 kerf_gpu_model_at(i)->name);
-                if (n < 0)
-                        break;
-                used += (size_t)n;
-        }
-}
-
 static int read_gpu(ctx *c, const yaml_node_t *m, gpu_spec *g)
 {
-        static const char *const keys[] = {"model", "count", "mig", "numa", "nvlink", "uuid", NULL};
-        const char *s = "";
-        yaml_node_t *v;
-        long long x;
+        kerf_field_value v;
+        yaml_node_t *at;
         int r;
 
         if (m->type != YAML_MAPPING_NODE)
                 return fail(c, m,
                             "a GPU entry must be a mapping like {model: H200, count: 8}, not %s",
                             type_name(m));
-        r = check_keys(c, m, "GPU entry", keys, "model, count, mig, numa, nvlink, uuid");
-        if (r < 0)
+        if ((r = check_keys(c, m, "a GPU entry", GPU_KEYS)) < 0)
                 return r;
         memset(g, 0, sizeof(*g));
         g->at = m;
-        g->count = 1;
-        g->numa = -1;
 
-        v = get(c, m, "model");
-        if (!v)
-                return fail(c, m, "GPU entry has no 'model'");
-        r = want_scalar(c, v, "model", &s);
-        if (r < 0)
+        if ((r = read_key(c, m, GPU_KEYS, "model", &v, NULL)) < 0)
                 return r;
-        g->model = kerf_gpu_model_find(s);
-        if (!g->model) {
-                char known[512];
-                known_models(known, sizeof(known));
-                return fail(c, v, "unknown GPU model '%s' (known: %s)", s, known);
-        }
-        if ((v = get(c, m, "count"))) {
-                r = want_int(c, v, "count", 1, KERF_MAX_NODE_GPUS, &x);
-                if (r < 0)
-                        return r;
-                g->count = (unsigned)x;
-        }
-        if ((v = get(c, m, "mig"))) {
-                r = want_bool(c, v, "mig", &g->mig);
-                if (r < 0)
-                        return r;
-                if (g->mig && !kerf_gpu_model_has_mig(g->model))
-                        return fail(c, v, "GPU model '%s' does not support MIG", g->model->name);
-        }
-        if ((v = get(c, m, "numa"))) {
-                r = want_int(c, v, "numa", -1, 1023, &x);
-                if (r < 0)
-                        return r;
-                g->numa = (int)x;
-        }
-        if ((v = get(c, m, "nvlink"))) {
-                r = want_scalar(c, v, "nvlink", &s);
-                if (r < 0)
-                        return r;
-                if (!*s || strlen(s) >= MAX_LABEL)
-                        return fail(c, v, "'nvlink' label must be 1..%d characters", MAX_LABEL - 1);
-                snprintf(g->nvlink, sizeof(g->nvlink), "%s", s);
-        }
-        if ((v = get(c, m, "uuid"))) {
-                r = want_scalar(c, v, "uuid", &g->uuid);
-                if (r < 0)
-                        return r;
+        if (r == 0)
+                return fail(c, m, "GPU entry has no 'model'");
+        g->model = kerf_gpu_model_at((size_t)v.i);
+        if ((r = read_key(c, m, GPU_KEYS, "count", &v, NULL)) < 0)
+                return r;
+        g->count = (unsigned)v.i;
+        if ((r = read_key(c, m, GPU_KEYS, "mig", &v, &at)) < 0)
+                return r;
+        g->mig = v.b;
+        if (g->mig && !kerf_gpu_model_has_mig(g->model))
+                return fail(c, at, "mig: GPU model '%s' does not support MIG", g->model->name);
+        if ((r = read_key(c, m, GPU_KEYS, "numa", &v, NULL)) < 0)
+                return r;
+        g->numa = (int)v.i;
+        if ((r = read_key(c, m, GPU_KEYS, "nvlink", &v, NULL)) < 0)
+                return r;
+        if (r)
+                snprintf(g->nvlink, sizeof(g->nvlink), "%s", v.s);
+        if ((r = read_key(c, m, GPU_KEYS, "uuid", &v, &at)) < 0)
+                return r;
+        if (r) {
+                g->uuid = v.s;
                 if (g->count != 1)
-                        return fail(c, v, "'uuid' needs 'count: 1'");
-                if (strncmp(g->uuid, "GPU-", 4) != 0 || !g->uuid[4] ||
-                    !printable_token(g->uuid, KERF_UUID_LEN))
-                        return fail(c, v, "'uuid' must look like GPU-xxxxxxxx-..., got '%s'",
+                        return fail(c, at, "uuid: one GPU's, so it needs 'count: 1'");
+                if (strncmp(g->uuid, "GPU-", 4) != 0)
+                        return fail(c, at,
+                                    "uuid: must start with GPU- (GPU-xxxxxxxx-...), got '%s'",
                                     g->uuid);
         }
         return 0;
@@ -332,7 +264,7 @@ static int add_instance(ctx *c, kerf_fleet *f, const yaml_node_t *at, const char
                         uint64_t cpu_milli, uint64_t mem, const char *driver, int cuda,
                         const gpu_spec *gs, size_t ngs)
 {
-        char label[KERF_MAX_NODE_GPUS][MAX_LABEL];
+        char label[KERF_MAX_NODE_GPUS][KERF_NVLINK_LABEL_LEN];
         unsigned first, k = 0;
         int node, r;
 
@@ -358,7 +290,7 @@ static int add_instance(ctx *c, kerf_fleet *f, const yaml_node_t *at, const char
                         if (r < 0)
                                 return fail(c, gs[i].at, "GPU uuid '%s' is used twice",
                                             gs[i].uuid ? gs[i].uuid : "(derived)");
-                        memcpy(label[k], gs[i].nvlink, MAX_LABEL);
+                        memcpy(label[k], gs[i].nvlink, KERF_NVLINK_LABEL_LEN);
                 }
         }
         for (unsigned a = 0; a < k; a++)
@@ -370,76 +302,51 @@ static int add_instance(ctx *c, kerf_fleet *f, const yaml_node_t *at, const char
 
 static int read_node(ctx *c, kerf_fleet *f, const yaml_node_t *m)
 {
-        static const char *const keys[] = {"name",   "count", "cpus", "cpu_milli", "memory",
-                                           "driver", "cuda",  "gpus", NULL};
-        const char *name = NULL, *driver = NULL, *s = "";
+        const char *name = NULL, *driver = NULL;
         gpu_spec gs[KERF_MAX_NODE_GPUS];
         uint64_t cpu_milli = 0, mem = 0;
         unsigned count = 1, total = 0;
         size_t ngs = 0;
-        yaml_node_t *v;
-        long long x;
+        kerf_field_value x;
+        yaml_node_t *v, *at;
         int cuda = 0, r;
 
         if (m->type != YAML_MAPPING_NODE)
                 return fail(c, m, "a node must be a mapping with 'name' and 'gpus', not %s",
                             type_name(m));
-        r = check_keys(c, m, "node", keys,
-                       "name, count, cpus, cpu_milli, memory, driver, cuda, gpus");
-        if (r < 0)
+        if ((r = check_keys(c, m, "a node", NODE_KEYS)) < 0)
                 return r;
-        v = get(c, m, "name");
-        if (!v)
+        if ((r = read_key(c, m, NODE_KEYS, "name", &x, NULL)) < 0)
+                return r;
+        if (r == 0)
                 return fail(c, m, "node has no 'name'");
-        r = want_scalar(c, v, "name", &name);
-        if (r < 0)
+        name = x.s;
+        if ((r = read_key(c, m, NODE_KEYS, "count", &x, NULL)) < 0)
                 return r;
-        if ((v = get(c, m, "count"))) {
-                r = want_int(c, v, "count", 1, MAX_NODE_REPLICAS, &x);
-                if (r < 0)
-                        return r;
-                count = (unsigned)x;
-        }
+        count = (unsigned)x.i;
         if (get(c, m, "cpus") && get(c, m, "cpu_milli"))
                 return fail(c, get(c, m, "cpu_milli"),
-                            "give either 'cpus' or 'cpu_milli', not both");
-        if ((v = get(c, m, "cpus"))) {
-                r = want_cpus(c, v, &cpu_milli);
-                if (r < 0)
-                        return r;
-        }
-        if ((v = get(c, m, "cpu_milli"))) {
-                r = want_int(c, v, "cpu_milli", 0, (long long)KERF_MAX_CPU_MILLI, &x);
-                if (r < 0)
-                        return r;
-                cpu_milli = (uint64_t)x;
-        }
-        if ((v = get(c, m, "memory"))) {
-                r = want_scalar(c, v, "memory", &s);
-                if (r < 0)
-                        return r;
-                char why[256];
-                if (kerf_parse_size(s, &mem, why, sizeof(why)) < 0)
-                        return fail(c, v, "'memory': %s", why);
-                if (mem > KERF_MAX_MEM_BYTES)
-                        return fail(c, v, "'memory': at most 1EiB, got '%s'", s);
-        }
-        if ((v = get(c, m, "driver"))) {
-                r = want_scalar(c, v, "driver", &driver);
-                if (r < 0)
-                        return r;
-                if (!printable_token(driver, sizeof(f->nodes[0].driver_version)))
-                        return fail(c, v, "'driver' must be a version like \"550.54.15\", got '%s'",
-                                    driver);
-        }
-        if ((v = get(c, m, "cuda"))) {
-                r = want_cuda(c, v, &cuda);
-                if (r < 0)
-                        return r;
-        }
-        v = get(c, m, "gpus");
-        if (v && v->type != YAML_SEQUENCE_NODE)
-                return fail(c, v, "'gpus' must be a list, not %s", type_name(v));
+                            "cpu_milli: give either 'cpus' or 'cpu_milli', not both");
+        if ((r = read_key(c, m, NODE_KEYS, "cpus", &x, NULL)) < 0)
+                return r;
+        cpu_milli = (uint64_t)x.i;
+        if ((r = read_key(c, m, NODE_KEYS, "cpu_milli", &x, NULL)) < 0)
+                return r;
+        if (r)
+                cpu_milli = (uint64_t)x.i;
+        if ((r = read_key(c, m, NODE_KEYS, "memory", &x, NULL)) < 0)
+                return r;
+        mem = x.u;
+        if ((r = read_key(c, m, NODE_KEYS, "driver", &x, NULL)) < 0)
+                return r;
+        driver = r ? x.s : NULL; /* absent: kerf_fleet_add_node's "unknown" */
+        if ((r = read_key(c, m, NODE_KEYS, "cuda", &x, &at)) < 0)
+                return r;
+        if (r && (r = want_cuda(c, at, x.s, &cuda)) < 0)
+                return r;
+        v = read_list(c, m, NODE_KEYS, "gpus", &r);
+        if (r < 0)
+                return r;
         for (yaml_node_item_t *it = v ? v->data.sequence.items.start : NULL;
              v && it < v->data.sequence.items.top; it++) {
                 yaml_node_t *gn = yaml_document_get_node(c->doc, *it);
@@ -458,7 +365,7 @@ static int read_node(ctx *c, kerf_fleet *f, const yaml_node_t *m)
                 for (unsigned i = 0; i < ngs; i++)
                         if (gs[i].uuid)
                                 return fail(c, gs[i].at,
-                                            "'uuid' cannot be used in a node with 'count'");
+                                            "uuid: cannot be used in a node with 'count'");
 
         for (unsigned i = 0; i < count; i++) {
                 char nm[KERF_NAME_LEN + 16];
@@ -477,7 +384,6 @@ static int read_node(ctx *c, kerf_fleet *f, const yaml_node_t *m)
 
 static int read_fleet(ctx *c, kerf_fleet *f)
 {
-        static const char *const keys[] = {"nodes", NULL};
         yaml_node_t *root = yaml_document_get_root_node(c->doc), *nodes;
         int r;
 
@@ -486,16 +392,13 @@ static int read_fleet(ctx *c, kerf_fleet *f)
         if (root->type != YAML_MAPPING_NODE)
                 return fail(c, root, "the document must be a mapping with 'nodes', not %s",
                             type_name(root));
-        r = check_keys(c, root, "fleet", keys, "nodes");
+        if ((r = check_keys(c, root, "the fleet", DOC_KEYS)) < 0)
+                return r;
+        nodes = read_list(c, root, DOC_KEYS, "nodes", &r);
         if (r < 0)
                 return r;
-        nodes = get(c, root, "nodes");
         if (!nodes)
                 return fail(c, root, "missing 'nodes'");
-        if (nodes->type != YAML_SEQUENCE_NODE)
-                return fail(c, nodes, "'nodes' must be a list, not %s", type_name(nodes));
-        if (nodes->data.sequence.items.start == nodes->data.sequence.items.top)
-                return fail(c, nodes, "'nodes' is empty");
         for (yaml_node_item_t *it = nodes->data.sequence.items.start;
              it < nodes->data.sequence.items.top; it++) {
                 r = read_node(c, f, yaml_document_get_node(c->doc, *it));

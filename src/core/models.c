@@ -119,7 +119,7 @@ static const struct {
     {"V100-32GB", "V100M32"},        {"P100-16GB", "P100"},
 };
 
-_Static_assert(N(models) <= 64, "model masks are 64-bit");
+_Static_assert(N(models) <= KERF_MAX_GPU_MODELS, "model masks are 64-bit");
 
 size_t kerf_gpu_model_count(void)
 {

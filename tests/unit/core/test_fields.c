@@ -13,6 +13,7 @@
 
 #include "kerf/core.h"
 #include "kerf/fields.h"
+#include "md_table.h"
 
 static const kerf_field *F(const char *name)
 {
@@ -239,32 +240,6 @@ static void test_help_line(void **st)
         assert_non_null(strstr(line, "(repeatable)"));
         for (char *p = line, *nl; (nl = strchr(p, '\n')); p = nl + 1)
                 assert_true(nl - p <= 80);
-}
-
-static char *slurp(const char *path)
-{
-        FILE *f = fopen(path, "r");
-        char *b = NULL;
-        long n;
-        if (!f)
-                return NULL;
-        if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-            (b = calloc(1, (size_t)n + 1)) && fread(b, 1, (size_t)n, f) != (size_t)n) {
-                free(b);
-                b = NULL;
-        }
-        fclose(f);
-        return b;
-}
-
-/* Trims spaces around cell [s, e) into out. */
-static void cell(const char *s, const char *e, char *out, size_t len)
-{
-        while (s < e && *s == ' ')
-                s++;
-        while (e > s && e[-1] == ' ')
-                e--;
-        snprintf(out, len, "%.*s", (int)(e - s), s);
 }
 
 /* docs/API.md's task request table (the one after "`POST /v1/tasks` — submit") has one row per

@@ -224,50 +224,51 @@ static void bad_files(void **state)
                   "    gpus:\n"
                   "      - count: 2\n"
                   "        model: H300\n",
-                  7, "unknown GPU model 'H300'", "known: H200-141GB");
+                  7, "model: one of H200-141GB, H100-80GB", "got 'H300'");
         /* 2: unknown key in a GPU entry */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - {model: H200, colour: red}\n",
-                  4, "unknown key 'colour'", "GPU entry");
+                  4, "colour: unknown key in a GPU entry",
+                  "(known: model, count, mig, numa, nvlink, uuid)");
         /* 3: unknown key in a node */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpu: []\n",
-                  3, "unknown key 'gpu'", "node");
+                  3, "gpu: unknown key in a node, did you mean gpus?", "known: name, count");
         /* 4: wrong type for count */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - model: H200\n"
                   "        count: two\n",
-                  5, "'count' must be an integer", "two");
+                  5, "count: an integer 1..64", "got 'two'");
         /* 5: count 0 */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - {model: H200, count: 0}\n",
-                  4, "'count' must be between 1 and 64", "got 0");
+                  4, "count: an integer 1..64", "got '0'");
         /* 6: count > 64 */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "\n"
                   "      - {model: H200, count: 65}\n",
-                  5, "'count' must be between 1 and 64", "got 65");
+                  5, "count: an integer 1..64", "got '65'");
         /* 7: MIG on a non-MIG model */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - model: T4\n"
                   "        mig: true\n",
-                  5, "'T4' does not support MIG", NULL);
+                  5, "mig: GPU model 'T4' does not support MIG", NULL);
         /* 8: gpus is not a list */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus: {model: H200}\n",
-                  3, "'gpus' must be a list", "mapping");
+                  3, "gpus: a list of 0..64 entries", "not a mapping");
         /* 9: node without a name */
         parse_bad("nodes:\n"
                   "  - cpus: 4\n"
@@ -298,69 +299,70 @@ static void bad_files(void **state)
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    memory: lots\n",
-                  3, "'memory': 'lots' is not a size", "GiB");
+                  3, "memory: 'lots' is not a size", "GiB");
         /* 13b: a bare number is not a size (bytes? GiB?): the one rule, docs/UNITS.md */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    memory: 512\n",
-                  3, "'memory': '512' has no unit", "write 512GiB or 512MiB");
+                  3, "memory: '512' has no unit", "write 512GiB or 512MiB");
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    cpus: 100001\n",
-                  3, "'cpus' must be at most 100000", NULL);
+                  3, "cpus: a number 0..100000 with up to 3 decimals", "got '100001'");
         /* 14: bad cuda version, bad bool, bad numa */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    cuda: twelve\n",
-                  3, "'cuda' must be a version", NULL);
+                  3, "cuda: a version like \"12.4\", 12 or 12040", "got 'twelve'");
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - {model: H200, mig: maybe}\n",
-                  4, "'mig' must be true or false", "maybe");
+                  4, "mig: true or false (or yes/no, on/off)", "got 'maybe'");
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - {model: H200, numa: -2}\n",
-                  4, "'numa' must be between -1", NULL);
+                  4, "numa: an integer -1..1023", "got '-2'");
         /* 15: document shape */
         parse_bad("", 1, "empty document", NULL);
         parse_bad("- a\n- b\n", 1, "must be a mapping", "list");
-        parse_bad("nodes: []\n", 1, "'nodes' is empty", NULL);
-        parse_bad("nodes:\n  - name: n0\nextra: 1\n", 3, "unknown key 'extra'", NULL);
-        parse_bad("nodes: x\n", 1, "'nodes' must be a list", NULL);
+        parse_bad("nodes: []\n", 1, "nodes: a list of at least 1 entry", "got 0");
+        parse_bad("nodes:\n  - name: n0\nextra: 1\n", 3, "extra: unknown key in the fleet",
+                  "(known: nodes)");
+        parse_bad("nodes: x\n", 1, "nodes: a list of at least 1 entry", "not a scalar");
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    driver: \"550 54\"\n",
-                  3, "'driver' must be a version", NULL);
+                  3, "driver: 1..31 printable characters, no spaces", "got '550 54'");
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    cuda: 12.\n",
-                  3, "'cuda' must be a version", NULL);
+                  3, "cuda: a version like", "got '12.'");
         /* 16: duplicate key, name of the wrong type */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    cpus: 4\n"
                   "    cpus: 8\n",
-                  4, "duplicate key 'cpus'", NULL);
+                  4, "cpus: duplicate key in a node", NULL);
         parse_bad("nodes:\n"
                   "  - name: [a, b]\n",
-                  2, "'name' must be a scalar", "list");
+                  2, "name: 1..63 printable characters, no spaces", "not a list");
         parse_bad("nodes:\n"
                   "  - name: has space\n",
-                  2, "invalid node name 'has space'", NULL);
+                  2, "name: 1..63 printable characters, no spaces", "got 'has space'");
         /* 17: uuid rules */
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
                   "      - {model: H200, count: 2, uuid: GPU-1}\n",
-                  4, "'uuid' needs 'count: 1'", NULL);
+                  4, "uuid: one GPU's, so it needs 'count: 1'", NULL);
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    count: 2\n"
                   "    gpus:\n"
                   "      - {model: H200, uuid: GPU-1}\n",
-                  5, "'uuid' cannot be used", NULL);
+                  5, "uuid: cannot be used in a node with 'count'", NULL);
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    gpus:\n"
@@ -375,7 +377,7 @@ static void bad_files(void **state)
         parse_bad("nodes:\n"
                   "  - name: n0\n"
                   "    count: 0\n",
-                  3, "'count' must be between 1 and 4096", NULL);
+                  3, "count: an integer 1..4096", "got '0'");
 }
 
 static void versions_and_anchors(void **state)
@@ -386,7 +388,8 @@ static void versions_and_anchors(void **state)
                                  "    gpus: &hgx\n"
                                  "      - {model: H200, count: 8, nvlink: sw}\n"
                                  "  - {name: b, cuda: 12.10, gpus: *hgx}\n"
-                                 "  - {name: c, cuda: 11080, driver: 535.104.05}\n");
+                                 "  - {name: c, cuda: 11080, driver: 535.104.05}\n"
+                                 "  - {name: d, cuda: '000012.40'}\n");
 
         (void)state;
         assert_int_equal(f->n_gpus, 16);
@@ -394,6 +397,7 @@ static void versions_and_anchors(void **state)
         assert_int_equal(f->nodes[1].cuda_version, 12100);
         assert_int_equal(f->nodes[2].cuda_version, 11080);
         assert_string_equal(f->nodes[2].driver_version, "535.104.05");
+        assert_int_equal(f->nodes[3].cuda_version, 12400); /* the longest version text */
         assert_int_equal(f->gpus[8].nvlink_peers, 0xfe);
         kerf_fleet_free(f);
 }
