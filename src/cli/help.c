@@ -84,9 +84,11 @@ static const struct {
     {"units", "usage: kerf units [--json]\nUnits: whole GPUs, MIG instances, slices.\n"},
     {"tenants",
      "usage: kerf tenants [--json]\n"
-     "       kerf tenant create NAME [--cohort C] [--weight W]   (admin)\n"
+     "       kerf tenant create NAME [flags] [--json]            (admin)\n"
+     "       kerf tenant patch NAME flags [--json]               (admin)\n"
      "       kerf tenant token create NAME                       (admin; prints it once)\n"
-     "       kerf tenant token revoke NAME ID                    (admin)\n"},
+     "       kerf tenant token revoke NAME ID                    (admin)\n"
+     "The quota: kerf quota. The flags (the fields of POST and PATCH /v1/tenants):\n"},
     {"tenant", NULL},
     {"quota",
      "usage: kerf quota TENANT [--json]                 show\n"
@@ -215,6 +217,8 @@ void cli_usage(FILE *f, const char *verb)
                                 cli_task_flags_help(f);
                                 fputs(request_tail, f);
                         }
+                        if (!strcmp(verb, "tenants") || !strcmp(verb, "tenant"))
+                                cli_tenant_flags_help(f);
                         return;
                 }
         }
