@@ -37,8 +37,8 @@ void cli_tenant_flags_help(FILE *out)
                 unsigned object;
         } verbs[] = {
             {"kerf tenant create NAME (admin):\n", KERF_FIELD_TENANT_CREATE},
-            {"kerf tenant patch NAME (admin; a ceiling given as 'default' follows "
-             "tenant_defaults again):\n",
+            {"kerf tenant patch NAME (admin; 'default' puts a ceiling back to "
+             "tenant_defaults):\n",
              KERF_FIELD_TENANT_PATCH},
         };
         char line[1024];
