@@ -103,6 +103,18 @@ static const char *accepts(const kerf_field *f, char *buf, size_t len)
         return kerf_field_describe(&g, buf, len);
 }
 
+/* `s` as an error message shows it: control bytes as '?', at most 64 bytes and "...". */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+        size_t o = 0;
+        for (; s && *s && o + 4 < len && o < 64; s++)
+                buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        if (s && *s && o + 4 <= len)
+                memcpy(buf + o, "...", 3), o += 3;
+        buf[o] = '\0';
+        return buf;
+}
+
 /* One key of a tenant or of tenant_defaults by its descriptor (kerf_tenant_fields): the type
  * picks the reader, the bounds and the words of the error are the descriptor's ("FILE:LINE:
  * max_priority: expected an integer -1000..1000, got \"x\""). Output written on success. */
@@ -110,7 +122,7 @@ static int tenant_key(cfgctx *x, yaml_node_t *v, const kerf_field *f, kerf_field
 {
         const char *s = kerfd__cfg_scalar(x, v);
         kerf_field_value out = {0};
-        char d[320], *end;
+        char d[320], g[80], *end;
         long long i;
         int r, e;
 
@@ -146,7 +158,7 @@ static int tenant_key(cfgctx *x, yaml_node_t *v, const kerf_field *f, kerf_field
                         if (!w || (e = f->value_parse(w)) < 0)
                                 return kerfd__cfg_fail(x, in, "%s: expected %s, got \"%s\"",
                                                        f->name, accepts(f, d, sizeof(d)),
-                                                       w ? w : "a non-scalar");
+                                                       w ? shown(w, g, sizeof(g)) : "a non-scalar");
                         out.i |= 1LL << e;
                 }
                 if ((int64_t)(v->data.sequence.items.top - v->data.sequence.items.start) < f->min)
@@ -160,7 +172,8 @@ static int tenant_key(cfgctx *x, yaml_node_t *v, const kerf_field *f, kerf_field
         return 0;
 bad:
         return kerfd__cfg_fail(x, v, "%s: expected %s, got \"%s\"", f->name,
-                               accepts(f, d, sizeof(d)), s ? s : "a non-scalar");
+                               accepts(f, d, sizeof(d)),
+                               s ? shown(s, g, sizeof(g)) : "a non-scalar");
 }
 
 /* The descriptor of key `k` of a mapping of kind `object` (KERF_FIELD_TENANT_FILE or
