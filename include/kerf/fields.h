@@ -31,6 +31,16 @@
 #define KERF_MAX_ENV  4096
 /* a process id (pid of /v1/attach, uid/gid of run_as): 31 bits */
 #define KERF_MAX_ID 0x7fffffffLL
+/* a tenant's uid and gid (and tenant_defaults.uid_base): 0..2^31-2 */
+#define KERF_MAX_TENANT_ID (KERF_MAX_ID - 1)
+/* a tenant's fair-share weight */
+#define KERF_TENANT_WEIGHT_MAX 1000
+/* a tenant's max_pending (unfinished tasks) */
+#define KERF_TENANT_MAX_PENDING 10000000
+/* tenant_defaults.uid_span: the derived uids of tenants without a uid */
+#define KERF_TENANT_UID_SPAN_MAX (1LL << 30)
+/* the SIGTERM to SIGKILL grace of a task (kerfd's limits.grace_s, kerf cancel --grace) */
+#define KERF_MAX_GRACE_S 3600
 
 typedef enum kerf_field_type {
         KERF_FIELD_NAME,     /* a kerf name (KERF_NAME_RULE); min 0 also takes "" */
@@ -51,6 +61,12 @@ typedef enum kerf_field_type {
 /* the objects a field belongs to (kerf_field.objects, a mask) */
 #define KERF_FIELD_SUBMIT 1u /* POST /v1/tasks */
 #define KERF_FIELD_ATTACH 2u /* POST /v1/attach */
+/* a tenant (kerf_tenant_fields) */
+#define KERF_FIELD_TENANT_CREATE   4u  /* POST /v1/tenants */
+#define KERF_FIELD_TENANT_PATCH    8u  /* PATCH /v1/tenants/{name} */
+#define KERF_FIELD_TENANT_FILE     16u /* kerfd.yaml's tenants[] */
+#define KERF_FIELD_TENANT_DEFAULTS 32u /* kerfd.yaml's tenant_defaults */
+#define KERF_FIELD_TENANT_API      (KERF_FIELD_TENANT_CREATE | KERF_FIELD_TENANT_PATCH)
 
 /* a CLI flag may be given more than once (each adds to the list or object) */
 #define KERF_FIELD_REPEAT 1u
@@ -59,6 +75,8 @@ typedef enum kerf_field_type {
 /* YAML text only: an int written as a number with up to 3 decimals ("0.5"), stored x1000; the
  * bounds are in thousandths (cpus: 0.5 -> 500) */
 #define KERF_FIELD_MILLI 4u
+/* JSON null is accepted too (its owner says what it means: "back to tenant_defaults") */
+#define KERF_FIELD_NULLABLE 8u
 
 typedef struct kerf_field {
         const char *name; /* JSON name */
@@ -69,17 +87,19 @@ typedef struct kerf_field {
         const char *help;    /* one line: what it means */
         const char *flag;    /* CLI flag without "--", or NULL (not a flag) */
         const char *metavar; /* the flag's value in help ("N", "SIZE"); NULL: a switch */
-        unsigned objects;    /* KERF_FIELD_SUBMIT | KERF_FIELD_ATTACH */
-        unsigned flags;      /* KERF_FIELD_REPEAT */
-        /* KERF_FIELD_ENUM: value i's name (NULL past the end) and the parser (which may take
-         * aliases); the accepted values are the names for i = 0.. */
+        unsigned objects;    /* KERF_FIELD_SUBMIT | KERF_FIELD_ATTACH | KERF_FIELD_TENANT_... */
+        unsigned flags;      /* KERF_FIELD_REPEAT | KERF_FIELD_NULLABLE */
+        /* KERF_FIELD_ENUM (and a KERF_FIELD_STRLIST of such values): value i's name (NULL past
+         * the end) and the parser (which may take aliases); the accepted values are the names
+         * for i = 0.. */
         const char *(*value_name)(unsigned i);
         int (*value_parse)(const char *s);
 } kerf_field;
 
 /* A checked value: which member is set follows the type. `s` points into the json_t. */
 typedef struct kerf_field_value {
-        int64_t i;     /* int, percent, duration, enum (the parsed value) */
+        int64_t i;     /* int, percent, duration, enum (the parsed value); a list of enum
+                        * values: the mask of 1 << value */
         uint64_t u;    /* size in bytes */
         bool b;        /* bool */
         const char *s; /* name, string, path, enum */
@@ -89,12 +109,22 @@ typedef struct kerf_field_value {
 extern const kerf_field kerf_task_fields[];
 extern const size_t kerf_task_fields_count;
 
+/* A tenant: POST /v1/tenants, PATCH /v1/tenants/{name}, kerfd.yaml's tenants[] and
+ * tenant_defaults (docs/API.md "Tenants and quotas"; src/core/fields_tenant.c). */
+extern const kerf_field kerf_tenant_fields[];
+extern const size_t kerf_tenant_fields_count;
+
+/* Where an object of kind `object` is written: "/v1/tasks", "PATCH /v1/tenants/{name}",
+ * "kerfd.yaml's tenants[]"... (the lowest bit of `object` set). */
+const char *kerf_field_object_name(unsigned object);
+
 /* The field named `name` in table[0..n), or NULL. Thread-safe. */
 const kerf_field *kerf_field_find(const kerf_field *table, size_t n, const char *name);
 
 /* Looks `name` up for an object of kind `object` (KERF_FIELD_SUBMIT...). Returns the field;
  * NULL when it is unknown or not accepted by that object, and then msg[0..len) says so:
- * "gpu: unknown field (did you mean gpus?)", "pid: only accepted by /v1/attach". */
+ * "gpu: unknown field (did you mean gpus?)", "pid: only accepted by /v1/attach" (the
+ * objects that take it, by kerf_field_object_name). */
 const kerf_field *kerf_field_lookup(const kerf_field *table, size_t n, const char *name,
                                     unsigned object, char *msg, size_t len);
 
@@ -103,10 +133,12 @@ const kerf_field *kerf_field_lookup(const kerf_field *table, size_t n, const cha
  * unit such as \"16GiB\", at most 1PiB". The one message format of every field error. */
 char *kerf_field_describe(const kerf_field *f, char *buf, size_t len);
 
-/* Checks `v` against `f` alone (type and bounds; a list's or an object's members are its
- * owner's to check). Returns 0 and fills *ret; -EINVAL when `v` does not fit, and then msg
- * holds "<name>: <what it accepts>" (a size says what was wrong with the string, from
- * kerf_parse_size). *ret is untouched on failure. Thread-safe. */
+/* Checks `v` against `f` alone (type and bounds; an object's members and a list's strings are
+ * its owner's to check, but a list of enum values is checked value by value). JSON null is
+ * refused here even for a KERF_FIELD_NULLABLE field: its owner takes null first. Returns 0 and
+ * fills *ret; -EINVAL when `v` does not fit, and then msg holds "<name>: <what it accepts>" (a size
+ * says what was wrong with the string, from kerf_parse_size). *ret is untouched on failure.
+ * Thread-safe. */
 int kerf_field_check(const kerf_field *f, const json_t *v, kerf_field_value *ret, char *msg,
                      size_t len);
 

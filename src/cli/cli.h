@@ -95,6 +95,15 @@ int cli_bad_flag(const char *verb, int opt, char **argv, const struct option *lo
 void cli_usage(FILE *f, const char *verb);
 /* Writes the --help lines of kerf submit's request flags, made from kerf_task_fields. */
 void cli_task_flags_help(FILE *out);
+/* Adds flag value `s` of field `f` (kerf/fields.h) to `req` as the field's type reads it (sizes
+ * and durations through units.h, enum values by their parser, bounds from the descriptor).
+ * false after saying what was wrong. */
+struct kerf_field;
+bool cli_field_flag(json_t *req, const struct kerf_field *f, const char *s);
+/* cmd_tenant.c: kerf tenant create NAME / patch NAME with flags made from kerf_tenant_fields,
+ * and their --help lines. */
+int cli_tenant_write(cli *c, int argc, char **argv);
+void cli_tenant_flags_help(FILE *out);
 /* True if argv has -h/--help; prints the verb's help to stdout. */
 bool cli_wants_help(int argc, char **argv);
 

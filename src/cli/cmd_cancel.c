@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "kerf/task_state.h"
+#include "kerf/fields.h" /* KERF_MAX_GRACE_S */
 
 static const struct {
         const char *name;
@@ -121,10 +122,10 @@ int cli_cancel(cli *c, int argc, char **argv)
                 case O_GRACE:
                         errno = 0;
                         grace = strtol(optarg, &end, 10);
-                        if (!*optarg || *end || errno || grace < 0 || grace > 3600) {
+                        if (!*optarg || *end || errno || grace < 0 || grace > KERF_MAX_GRACE_S) {
                                 cli_err("cancel: --grace: '%s' is not a number of seconds "
-                                        "0..3600",
-                                        optarg);
+                                        "0..%d",
+                                        optarg, KERF_MAX_GRACE_S);
                                 return KERF_EXIT_USAGE;
                         }
                         break;

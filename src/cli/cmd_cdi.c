@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kerf/fields.h" /* KERF_MAX_LEASE_S */
 #include "kerf_cdi.h"
 
 #define NVIDIA_MAJOR 195
@@ -234,7 +235,7 @@ static int attach(cli *c, int argc, char **argv)
                 bool is_pid = !strcmp(argv[a], "--pid"), is_lease = !strcmp(argv[a], "--lease");
                 if (is_lease && a + 1 < argc) { /* a duration: 60, 90s, 15m, 1h */
                         uint64_t d;
-                        if (!cli_parse_duration("lease", argv[a + 1], 3600, &d))
+                        if (!cli_parse_duration("lease", argv[a + 1], KERF_MAX_LEASE_S, &d))
                                 return KERF_EXIT_USAGE;
                         if (d < 1) {
                                 cli_err("cdi attach: --lease '%s': expected 1s..1h", argv[a + 1]);

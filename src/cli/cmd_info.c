@@ -236,41 +236,8 @@ int cli_tenants(cli *c, int argc, char **argv)
                 json_decref(j);
                 return 0;
         }
-        if (!strcmp(argv[1], "create") && argc >= 3) {
-                if (!name_ok(argv[2])) {
-                        cli_err("tenant create: '%s' is not a name (" KERF_NAME_RULE ")", argv[2]);
-                        return KERF_EXIT_USAGE;
-                }
-                json_t *b = json_pack("{s:s}", "name", argv[2]);
-                for (int i = 3; i < argc; i++) {
-                        if (!strcmp(argv[i], "--cohort") && i + 1 < argc) {
-                                json_object_set_new(b, "cohort", json_string(argv[++i]));
-                        } else if (!strcmp(argv[i], "--weight") && i + 1 < argc) {
-                                char *end;
-                                long w = strtol(argv[++i], &end, 10);
-                                if (*end || w < 1 || w > 1000) {
-                                        cli_err("--weight: '%s' is not in 1..1000", argv[i]);
-                                        json_decref(b);
-                                        return KERF_EXIT_USAGE;
-                                }
-                                json_object_set_new(b, "weight", json_integer(w));
-                        } else {
-                                cli_err("tenant create: unknown flag '%s'", argv[i]);
-                                json_decref(b);
-                                return KERF_EXIT_USAGE;
-                        }
-                }
-                ex = cli_call(c, "POST", "/v1/tenants", b, &j);
-                json_decref(b);
-                if (ex)
-                        return ex;
-                if (c->json)
-                        cli_print_json(j);
-                else
-                        printf("tenant %s created\n", argv[2]);
-                json_decref(j);
-                return 0;
-        }
+        if ((!strcmp(argv[1], "create") || !strcmp(argv[1], "patch")) && argc >= 3)
+                return cli_tenant_write(c, argc, argv);
         if (!strcmp(argv[1], "token") && argc == 4 && !strcmp(argv[2], "create")) {
                 if (!name_ok(argv[3])) {
                         cli_err("tenant token create: '%s' is not a tenant name", argv[3]);
@@ -299,8 +266,8 @@ int cli_tenants(cli *c, int argc, char **argv)
                 printf("token %llu of tenant %s revoked\n", id, argv[3]);
                 return 0;
         }
-        cli_err("%s: expected no argument, 'create NAME [--cohort C] [--weight W]', "
-                "'token create NAME' or 'token revoke NAME ID'",
+        cli_err("%s: expected no argument, 'create NAME [flags]', 'patch NAME flags', "
+                "'token create NAME' or 'token revoke NAME ID' (see kerf tenant --help)",
                 argv[0]);
         return KERF_EXIT_USAGE;
 }

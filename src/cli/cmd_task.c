@@ -45,9 +45,7 @@ void cli_task_flags_help(FILE *out)
                         fputs(kerf_field_help_line(&kerf_task_fields[i], line, sizeof(line)), out);
 }
 
-/* Adds flag value `s` of field `f` to `req` as the field's type reads it (sizes and durations
- * through units.h, bounds from the descriptor). false after saying what was wrong. */
-static bool add_flag(json_t *req, const kerf_field *f, const char *s)
+bool cli_field_flag(json_t *req, const kerf_field *f, const char *s)
 {
         char d[320];
         json_t *cur = json_object_get(req, f->name);
@@ -94,6 +92,11 @@ static bool add_flag(json_t *req, const kerf_field *f, const char *s)
                 json_object_set_new(req, f->name, json_true());
                 return true;
         case KERF_FIELD_STRLIST:
+                if (f->value_parse && (e = f->value_parse(s)) < 0) {
+                        cli_err("--%s: '%s' is not one of %s", f->flag, s,
+                                kerf_field_describe(f, d, sizeof(d)));
+                        return false;
+                }
                 if (!cur)
                         json_object_set_new(req, f->name, cur = json_array());
                 json_array_append_new(cur, json_string(s));
@@ -128,7 +131,7 @@ static int parse_request(cli *c, int argc, char **argv, bool need_cmd, json_t **
         opterr = 0;
         while ((opt = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
                 if (opt >= O_FIELD && opt < O_FIELD + (int)kerf_task_fields_count) {
-                        if (!add_flag(req, &kerf_task_fields[opt - O_FIELD], optarg))
+                        if (!cli_field_flag(req, &kerf_task_fields[opt - O_FIELD], optarg))
                                 goto usage;
                         continue;
                 }

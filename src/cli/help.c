@@ -3,6 +3,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kerf/fields.h" /* the bounds the help text names */
+
+/* a bound of kerf/fields.h as text in a string literal */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
 
 static const struct {
         const char *verb;
@@ -47,11 +52,14 @@ static const struct {
      "Cancels tasks: the ids given, or every unfinished task the filter matches (filters\n"
      "AND-ed; with ids, only those of them that match). Nothing without ids or a filter.\n"
      "A running task gets SIGTERM (or --signal: TERM INT KILL USR1 USR2 HUP QUIT ... or\n"
-     "1..64), then SIGKILL after the grace (--grace 0..3600 s; default kerfd's grace_s).\n"
-     "  --state   pending starting running suspended (default: all of them)\n"
-     "  --dry-run lists what would be cancelled, cancels nothing\n"
-     "Exit 0 when all were cancelled, 1 when any failed (one line each: id and why),\n"
-     "4 when none was found.\n"},
+     "1..64), then SIGKILL after the grace (--grace 0.." STR(
+         KERF_MAX_GRACE_S) " s; default kerfd's\n"
+                           "grace_s).\n"
+                           "  --state   pending starting running suspended (default: all of them)\n"
+                           "  --dry-run lists what would be cancelled, cancels nothing\n"
+                           "Exit 0 when all were cancelled, 1 when any failed (one line each: id "
+                           "and why),\n"
+                           "4 when none was found.\n"},
     {"suspend", "usage: kerf suspend ID [--json]\nHolds every GPU launch of a running software "
                 "slice (its processes stay,\nits memory stays allocated); shown as suspended.\n"},
     {"resume", "usage: kerf resume ID [--json]\nReleases the GPU launches of a suspended "
@@ -84,9 +92,11 @@ static const struct {
     {"units", "usage: kerf units [--json]\nUnits: whole GPUs, MIG instances, slices.\n"},
     {"tenants",
      "usage: kerf tenants [--json]\n"
-     "       kerf tenant create NAME [--cohort C] [--weight W]   (admin)\n"
+     "       kerf tenant create NAME [flags] [--json]            (admin)\n"
+     "       kerf tenant patch NAME flags [--json]               (admin)\n"
      "       kerf tenant token create NAME                       (admin; prints it once)\n"
-     "       kerf tenant token revoke NAME ID                    (admin)\n"},
+     "       kerf tenant token revoke NAME ID                    (admin)\n"
+     "The quota: kerf quota. The flags (the fields of POST and PATCH /v1/tenants):\n"},
     {"tenant", NULL},
     {"quota",
      "usage: kerf quota TENANT [--json]                 show\n"
@@ -151,8 +161,11 @@ static const struct {
             "  attach    registers a lease-held task for a container (a holder process of\n"
             "            its own, or --pid) and prints its CDI device, e.g. kerf.dev/gpu=task-7,\n"
             "            for podman run --device; needs cdi.enabled in kerfd's config\n"
-            "            --lease S  1..3600 (default 60; kerfd's limits.min_lease_s applies)\n"
-            "  release   ends the task (the spec's poststop hook runs it); an ended task is ok\n"},
+            "            --lease S  1.." STR(
+                KERF_MAX_LEASE_S) " (default 60; kerfd's limits.min_lease_s\n"
+                                  "            applies)\n"
+                                  "  release   ends the task (the spec's poststop hook runs it); "
+                                  "an ended task is ok\n"},
     {"export", "usage: kerf export --out FILE [--poc DIR]... (admin)\n"
                "Writes everything a customer takes when leaving - config, tenants, tasks,\n"
                "units, events, the audit chain with a signed checkpoint, cost runs, POC\n"
@@ -215,6 +228,8 @@ void cli_usage(FILE *f, const char *verb)
                                 cli_task_flags_help(f);
                                 fputs(request_tail, f);
                         }
+                        if (!strcmp(verb, "tenants") || !strcmp(verb, "tenant"))
+                                cli_tenant_flags_help(f);
                         return;
                 }
         }

@@ -104,9 +104,42 @@ const kerf_field *kerf_field_find(const kerf_field *table, size_t n, const char 
         return NULL;
 }
 
-static const char *object_path(unsigned object)
+const char *kerf_field_object_name(unsigned object)
 {
-        return object & KERF_FIELD_ATTACH ? "/v1/attach" : "/v1/tasks";
+        static const char *const names[] = {
+            "/v1/tasks",
+            "/v1/attach",
+            "POST /v1/tenants",
+            "PATCH /v1/tenants/{name}",
+            "kerfd's config file (tenants[])",
+            "kerfd's config file (tenant_defaults)",
+        };
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (object & (1u << i))
+                        return names[i];
+        return "no object";
+}
+
+/* "A", "A and B", "A, B and C" of the objects in mask `objects` */
+static void object_names(unsigned objects, char *buf, size_t len)
+{
+        unsigned left = objects;
+        size_t o = 0;
+
+        buf[0] = '\0';
+        for (unsigned bit = 1; left && bit; bit <<= 1) {
+                if (!(left & bit))
+                        continue;
+                left &= ~bit;
+                int w = snprintf(buf + o, o < len ? len - o : 0, "%s%s",
+                                 !o     ? ""
+                                 : left ? ", "
+                                        : " and ",
+                                 kerf_field_object_name(bit));
+                if (w < 0 || (size_t)w >= len - o)
+                        break;
+                o += (size_t)w;
+        }
 }
 
 const kerf_field *kerf_field_lookup(const kerf_field *table, size_t n, const char *name,
@@ -114,12 +147,14 @@ const kerf_field *kerf_field_lookup(const kerf_field *table, size_t n, const cha
 {
         const kerf_field *f = kerf_field_find(table, n, name);
         const char *cands[64], *near;
+        char where[256];
         size_t k = 0;
 
         if (f && (f->objects & object))
                 return f;
         if (f) {
-                snprintf(msg, len, "%s: only accepted by %s", name, object_path(f->objects));
+                object_names(f->objects, where, sizeof(where));
+                snprintf(msg, len, "%s: only accepted by %s", name, where);
                 return NULL;
         }
         for (size_t i = 0; i < n && k < sizeof(cands) / sizeof(cands[0]); i++)
@@ -188,7 +223,11 @@ char *kerf_field_describe(const kerf_field *f, char *buf, size_t len)
                          (long long)f->max, kerf_format_duration((uint64_t)f->max, a, sizeof(a)));
                 break;
         case KERF_FIELD_STRLIST:
-                if (f->max > 0)
+                if (f->value_name) {
+                        enum_values(f, "", ", ", "", vals, sizeof(vals));
+                        snprintf(buf, len, "a list of at least %lld of %s", (long long)f->min,
+                                 vals);
+                } else if (f->max > 0)
                         snprintf(buf, len, "a list of %lld..%lld strings", (long long)f->min,
                                  (long long)f->max);
                 else
@@ -202,6 +241,9 @@ char *kerf_field_describe(const kerf_field *f, char *buf, size_t len)
                         snprintf(buf, len, "an object");
                 break;
         }
+        size_t bl = strlen(buf);
+        if ((f->flags & KERF_FIELD_NULLABLE) && bl < len)
+                snprintf(buf + bl, len - bl, " or null");
         return buf;
 }
 
@@ -292,6 +334,18 @@ int kerf_field_check(const kerf_field *f, const json_t *v, kerf_field_value *ret
                 if (!json_is_array(v) || (int64_t)json_array_size(v) < f->min ||
                     (f->max > 0 && (int64_t)json_array_size(v) > f->max))
                         return bad(f, msg, len);
+                if (f->value_parse) { /* a list of enum values: each one of them */
+                        size_t i;
+                        json_t *w;
+                        json_array_foreach(v, i, w)
+                        {
+                                int e =
+                                    json_is_string(w) ? f->value_parse(json_string_value(w)) : -1;
+                                if (e < 0 || e > 62)
+                                        return bad(f, msg, len);
+                                out.i |= (int64_t)1 << e;
+                        }
+                }
                 break;
         case KERF_FIELD_OBJECT:
         default:
@@ -338,7 +392,10 @@ char *kerf_field_doc_type(const kerf_field *f, char *buf, size_t len)
                          kerf_format_duration((uint64_t)f->max, a, sizeof(a)));
                 break;
         case KERF_FIELD_STRLIST:
-                if (f->max > 0)
+                if (f->value_name) {
+                        enum_values(f, "`", "\\|", "`", vals, sizeof(vals));
+                        snprintf(buf, len, "[%s] %lld..", vals, (long long)f->min);
+                } else if (f->max > 0)
                         snprintf(buf, len, "[string] %lld..%lld", (long long)f->min,
                                  (long long)f->max);
                 else
@@ -349,6 +406,9 @@ char *kerf_field_doc_type(const kerf_field *f, char *buf, size_t len)
                 snprintf(buf, len, "object");
                 break;
         }
+        size_t bl = strlen(buf);
+        if ((f->flags & KERF_FIELD_NULLABLE) && bl < len)
+                snprintf(buf + bl, len - bl, " \\| null");
         return buf;
 }
 
@@ -361,6 +421,10 @@ static void flag_bounds(const kerf_field *f, char *buf, size_t len)
         switch (f->type) {
         case KERF_FIELD_ENUM:
                 enum_values(f, "", " | ", "", buf, len);
+                break;
+        case KERF_FIELD_STRLIST:
+                if (f->value_name)
+                        enum_values(f, "", " | ", "", buf, len);
                 break;
         case KERF_FIELD_INT:
         case KERF_FIELD_PERCENT:

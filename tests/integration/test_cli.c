@@ -216,9 +216,35 @@ static void test_tenants_quota(void **st)
         assert_non_null(strstr(o.out, "bob"));
         kd_out_fini(&o);
 
-        o = kerf("tenant", "create", "carol", "--weight", "2");
+        o = kerf("tenant", "create", "carol", "--weight", "2", "--max-priority", "5", "--workload",
+                 "dev", "--workload", "batch");
         assert_ok(&o);
         assert_non_null(strstr(o.out, "carol"));
+        kd_out_fini(&o);
+        /* the flags are kerf_tenant_fields': bounds checked before kerfd is asked */
+        o = kerf("tenant", "create", "dora", "--max-priority", "2000");
+        if (o.code != 2 || !strstr(o.err, "--max-priority: '2000' is not an integer -1000..1000"))
+                fail_msg("kerf tenant create --max-priority 2000: exit %d [%s]", o.code, o.err);
+        kd_out_fini(&o);
+        o = kerf("tenant", "create", "dora", "--workload", "gaming");
+        if (o.code != 2 || !strstr(o.err, "--workload: 'gaming'"))
+                fail_msg("kerf tenant create --workload gaming: exit %d [%s]", o.code, o.err);
+        kd_out_fini(&o);
+        o = kerf("tenant", "patch", "carol", "--weight", "3"); /* not a PATCH field */
+        if (o.code != 2 || !strstr(o.err, "unknown flag '--weight'"))
+                fail_msg("kerf tenant patch --weight: exit %d [%s]", o.code, o.err);
+        kd_out_fini(&o);
+        o = kerf("--json", "tenant", "patch", "carol", "--max-priority", "default", "--max-tier",
+                 "high", "--max-pending", "7");
+        assert_ok(&o);
+        assert_int_equal(json_integer_value(json_object_get(o.js, "max_priority")), 0);
+        assert_string_equal(json_string_value(json_object_get(o.js, "max_tier")), "high");
+        assert_int_equal(json_integer_value(json_object_get(o.js, "max_pending")), 7);
+        assert_int_equal(json_array_size(json_object_get(o.js, "workloads")), 2);
+        assert_int_equal(json_integer_value(json_object_get(o.js, "weight")), 2);
+        kd_out_fini(&o);
+        o = kerf("tenant", "patch", "carol", "--max-pending", "default");
+        assert_ok(&o);
         kd_out_fini(&o);
         o = kerf("tenant", "token", "create", "carol");
         assert_ok(&o);
@@ -361,6 +387,13 @@ static void test_help(void **st)
                         fail_msg("kerf %s --help: [%s]", k ? "run" : "submit", h.out);
                 kd_out_fini(&h);
         }
+        /* kerf tenant's create and patch flags are made from kerf_tenant_fields */
+        kd_out th = kerf("tenant", "--help");
+        if (!strstr(th.out, "--max-priority P") || !strstr(th.out, "-1000..1000") ||
+            !strstr(th.out, "--weight W") || !strstr(th.out, "1..1000; default 1") ||
+            !strstr(th.out, "kerf tenant patch NAME"))
+                fail_msg("kerf tenant --help: [%s]", th.out);
+        kd_out_fini(&th);
         kd_out b = kerf("submit", "--gpus", "0", "--", "x");
         if (b.code != 2 || !strstr(b.err, "--gpus: '0' is not an integer 1..16"))
                 fail_msg("kerf submit --gpus 0: exit %d [%s]", b.code, b.err);

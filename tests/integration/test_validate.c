@@ -213,6 +213,29 @@ static void test_sweep(void **st)
         bad("POST", "/v1/tenants", "{\"name\":\"dave\",\"quota\":{\"gpus\":{\"nominal\":-1}}}",
             NULL, 400, "invalid_argument", "quota.gpus.nominal");
         bad("POST", "/v1/tenants", "{\"name\":\"alice\"}", NULL, 409, "conflict", "alice");
+        /* every tenant field through its descriptor (kerf_tenant_fields): one message format,
+         * the table's bounds, the nearest known field, the objects that take a field */
+        bad("POST", "/v1/tenants", "{\"name\":\"dave\",\"max_priority\":1001}", NULL, 400,
+            "invalid_argument", "max_priority: an integer -1000..1000 or null");
+        bad("POST", "/v1/tenants", "{\"name\":\"dave\",\"weight\":1001}", NULL, 400,
+            "invalid_argument", "weight: an integer 1..1000");
+        bad("POST", "/v1/tenants", "{\"name\":\"dave\",\"max_prio\":1}", NULL, 400, "unknown_field",
+            "max_prio: unknown field (did you mean max_priority?)");
+        bad("POST", "/v1/tenants", "{\"name\":\"dave\",\"uid_base\":70000}", NULL, 400,
+            "unknown_field", "uid_base: only accepted by kerfd's config file (tenant_defaults)");
+        bad("POST", "/v1/tenants", "{\"name\":\"dave\",\"workloads\":[\"gaming\"]}", NULL, 400,
+            "invalid_argument",
+            "workloads: a list of at least 1 of training, inference, dev, batch or null");
+        bad("PATCH", "/v1/tenants/alice", "{\"name\":\"x\"}", NULL, 400, "unknown_field",
+            "name: only accepted by POST /v1/tenants");
+        bad("PATCH", "/v1/tenants/alice", "{\"quota\":{}}", NULL, 400, "unknown_field",
+            "PUT /v1/tenants/{name}/quota");
+        bad("PATCH", "/v1/tenants/alice", "{\"max_tier\":\"urgent\"}", NULL, 400,
+            "invalid_argument", "max_tier: one of high, queueable, exploratory or null");
+        bad("PATCH", "/v1/tenants/alice", "{\"max_pending\":-1}", NULL, 400, "invalid_argument",
+            "max_pending: an integer 0..10000000 or null");
+        bad("PATCH", "/v1/tenants/alice", "{\"workloads\":[]}", NULL, 400, "invalid_argument",
+            "workloads");
         bad("PUT", "/v1/tenants/alice/quota", "{\"gpus\":{\"nominal\":99999999999}}", NULL, 400,
             "invalid_argument", "quota.gpus.nominal");
         bad("PUT", "/v1/tenants/alice/quota", "{\"compute\":{\"nominal\":\"50%\"}}", NULL, 400,

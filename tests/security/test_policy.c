@@ -90,6 +90,18 @@ static void test_ceilings(void **st)
         json_decref(kd_call(&K, "PATCH", "/v1/tenants/capped", "{\"max_priority\":1000}", capped,
                             &s, NULL));
         assert_int_equal(s, 403);
+        /* null puts a ceiling back to tenant_defaults and the workloads to all; a value
+         * outside a descriptor's bounds is refused naming them, and changes nothing */
+        j = kd_call(&K, "PATCH", "/v1/tenants/capped", "{\"max_priority\":2000}", NULL, &s, NULL);
+        assert_int_equal(s, 400);
+        json_decref(j);
+        j = kd_call(&K, "PATCH", "/v1/tenants/capped", "{\"max_priority\":null,\"workloads\":null}",
+                    NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        assert_int_equal(json_integer_value(json_object_get(j, "max_priority")), 0);
+        assert_true(json_is_null(json_object_get(j, "workloads")));
+        assert_string_equal(json_string_value(json_object_get(j, "max_tier")), "high");
+        json_decref(j);
         /* created through the API with ceilings */
         j = kd_call(&K, "POST", "/v1/tenants",
                     "{\"name\":\"newbie\",\"max_priority\":-5,\"max_tier\":\"exploratory\","

@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "kerf/errno.h"
+#include "kerf/fields.h" /* KERF_MAX_GRACE_S */
 
 json_t *api_body(kreq *r)
 {
@@ -280,7 +281,7 @@ static void task_cancel(kreq *r, uint64_t id)
                 json_object_foreach(body, key, v)
                 {
                         bool is_sig = !strcmp(key, "signal");
-                        json_int_t lo = is_sig ? 1 : 0, hi = is_sig ? 64 : 3600;
+                        json_int_t lo = is_sig ? 1 : 0, hi = is_sig ? 64 : KERF_MAX_GRACE_S;
                         if (!is_sig && strcmp(key, "grace_s") != 0) {
                                 kreq_error(r, 400, "unknown_field", "%s: unknown field", key);
                                 json_decref(body);
@@ -288,9 +289,12 @@ static void task_cancel(kreq *r, uint64_t id)
                         }
                         if (!json_is_integer(v) || json_integer_value(v) < lo ||
                             json_integer_value(v) > hi) {
-                                kreq_error(r, 400, "invalid_argument",
-                                           is_sig ? "signal: a signal number 1..64"
-                                                  : "grace_s: an integer 0..3600");
+                                if (is_sig)
+                                        kreq_error(r, 400, "invalid_argument",
+                                                   "signal: a signal number 1..64");
+                                else
+                                        kreq_error(r, 400, "invalid_argument",
+                                                   "grace_s: an integer 0..%d", KERF_MAX_GRACE_S);
                                 json_decref(body);
                                 return;
                         }

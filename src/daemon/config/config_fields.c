@@ -25,7 +25,7 @@ const kerfd_cfg_key kerfd_limits_keys[] = {
       submit_rate, KERFD_SLOT_DOUBLE),
     K("submit_burst", KERF_FIELD_INT, 1, 1000000, "100", "the submit token bucket's depth",
       submit_burst, KERFD_SLOT_UNSIGNED),
-    K("grace_s", KERF_FIELD_DURATION, 0, 3600, "10", "SIGTERM to SIGKILL", grace_s,
+    K("grace_s", KERF_FIELD_DURATION, 0, KERF_MAX_GRACE_S, "10", "SIGTERM to SIGKILL", grace_s,
       KERFD_SLOT_UNSIGNED),
     K("tick_ms", KERF_FIELD_INT, 5, 10000, "50", "controller period", tick_ms, KERFD_SLOT_UNSIGNED),
     K("threads", KERF_FIELD_INT, 1, 256, "4", "HTTP worker threads", threads, KERFD_SLOT_UNSIGNED),

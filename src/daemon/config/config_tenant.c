@@ -11,12 +11,6 @@
 #include "uidcache.h"
 #include "kerf/units.h"
 
-/* Tenant and cohort names: the one name rule (kerf_name_ok, docs/API.md "Names"). */
-static bool name_ok(const char *s)
-{
-        return kerf_name_ok(s);
-}
-
 /* quota: {gpus: {nominal: 4, borrow_limit: 2, lend_limit: 1}, memory: {...}} */
 static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
 {
@@ -101,73 +95,122 @@ static int parse_quota(cfgctx *x, yaml_node_t *q, kerfd_tenant_cfg *t)
         return 0;
 }
 
-/* workloads: [training, inference]: the workload types a tenant may submit. */
-static int parse_workloads(cfgctx *x, yaml_node_t *v, unsigned *ret)
+/* What `f` accepts, in kerf_field_describe's words, without its JSON null. */
+static const char *accepts(const kerf_field *f, char *buf, size_t len)
 {
-        unsigned mask = 0;
-        int r;
-
-        if ((r = kerfd__cfg_seq(x, v, "workloads")) < 0)
-                return r;
-        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
-             it++) {
-                yaml_node_t *in = kerfd__cfg_node(x, *it);
-                const char *s = kerfd__cfg_scalar(x, in);
-                int w = s ? kerf_workload_parse(s) : -EINVAL;
-                if (w < 0)
-                        return kerfd__cfg_fail(x, in,
-                                               "workloads: unknown workload \"%s\" (training, "
-                                               "inference, dev, batch)",
-                                               s ? s : "?");
-                mask |= 1u << w;
-        }
-        if (!mask)
-                return kerfd__cfg_fail(x, v, "workloads: at least one workload");
-        *ret = mask;
-        return 0;
+        kerf_field g = *f;
+        g.flags &= ~KERF_FIELD_NULLABLE;
+        return kerf_field_describe(&g, buf, len);
 }
 
-/* max_priority / max_tier / max_pending of a tenant or of tenant_defaults. 1: not one of them. */
-static int parse_ceiling(cfgctx *x, yaml_node_t *k, yaml_node_t *v, int *prio, int *tier,
-                         long long *pending)
+/* `s` as an error message shows it: control bytes as '?', at most 64 bytes and "...". */
+static const char *shown(const char *s, char *buf, size_t len)
 {
-        const char *ks = kerfd__cfg_scalar(x, k), *s = kerfd__cfg_scalar(x, v);
-        uint64_t u;
-        int r;
+        size_t o = 0;
+        for (; s && *s && o + 4 < len && o < 64; s++)
+                buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        if (s && *s && o + 4 <= len)
+                memcpy(buf + o, "...", 3), o += 3;
+        buf[o] = '\0';
+        return buf;
+}
 
-        if (!strcmp(ks, "max_priority")) {
-                char *end;
-                long p = s ? strtol(s, &end, 10) : 0;
-                /* the bounds of a task's priority (kerf_task_fields) */
-                if (!s || !*s || *end || p < KERF_PRIORITY_MIN || p > KERF_PRIORITY_MAX)
-                        return kerfd__cfg_fail(x, v, "max_priority: an integer %d..%d",
-                                               KERF_PRIORITY_MIN, KERF_PRIORITY_MAX);
-                *prio = (int)p;
-                return 0;
-        }
-        if (!strcmp(ks, "max_tier")) {
-                int t = s ? kerf_tier_parse(s) : -EINVAL;
-                if (t < 0)
-                        return kerfd__cfg_fail(x, v, "max_tier: high, queueable or exploratory");
-                *tier = t;
-                return 0;
-        }
-        if (!strcmp(ks, "max_pending")) {
-                if ((r = kerfd__cfg_u64(x, v, ks, 10000000, &u)) < 0)
+/* One key of a tenant or of tenant_defaults by its descriptor (kerf_tenant_fields): the type
+ * picks the reader, the bounds and the words of the error are the descriptor's ("FILE:LINE:
+ * max_priority: expected an integer -1000..1000, got \"x\""). Output written on success. */
+static int tenant_key(cfgctx *x, yaml_node_t *v, const kerf_field *f, kerf_field_value *ret)
+{
+        const char *s = kerfd__cfg_scalar(x, v);
+        kerf_field_value out = {0};
+        char d[320], g[80], *end;
+        long long i;
+        int r, e;
+
+        switch (f->type) {
+        case KERF_FIELD_BOOL:
+                if ((r = kerfd__cfg_bool(x, v, f->name, &out.b)) < 0)
                         return r;
-                *pending = (long long)u;
-                return 0;
+                break;
+        case KERF_FIELD_INT:
+                errno = 0;
+                i = s && *s ? strtoll(s, &end, 10) : 0;
+                if (!s || !*s || errno || *end || i < f->min || i > f->max)
+                        goto bad;
+                out.i = i;
+                break;
+        case KERF_FIELD_ENUM:
+                if (!s || (e = f->value_parse(s)) < 0)
+                        goto bad;
+                out.i = e;
+                break;
+        case KERF_FIELD_NAME:
+                if (!s || !kerf_name_ok(s))
+                        goto bad;
+                out.s = s;
+                break;
+        case KERF_FIELD_STRLIST: /* a list of enum values (workloads) */
+                if ((r = kerfd__cfg_seq(x, v, f->name)) < 0)
+                        return r;
+                for (yaml_node_item_t *it = v->data.sequence.items.start;
+                     it < v->data.sequence.items.top; it++) {
+                        yaml_node_t *in = kerfd__cfg_node(x, *it);
+                        const char *w = kerfd__cfg_scalar(x, in);
+                        if (!w || (e = f->value_parse(w)) < 0)
+                                return kerfd__cfg_fail(x, in, "%s: expected %s, got \"%s\"",
+                                                       f->name, accepts(f, d, sizeof(d)),
+                                                       w ? shown(w, g, sizeof(g)) : "a non-scalar");
+                        out.i |= 1LL << e;
+                }
+                if ((int64_t)(v->data.sequence.items.top - v->data.sequence.items.start) < f->min)
+                        return kerfd__cfg_fail(x, v, "%s: expected %s", f->name,
+                                               accepts(f, d, sizeof(d)));
+                break;
+        default: /* objects (quota) are read by their own parser */
+                return kerfd__cfg_fail(x, v, "%s: not a scalar key", f->name);
         }
-        return 1;
+        *ret = out;
+        return 0;
+bad:
+        return kerfd__cfg_fail(x, v, "%s: expected %s, got \"%s\"", f->name,
+                               accepts(f, d, sizeof(d)),
+                               s ? shown(s, g, sizeof(g)) : "a non-scalar");
 }
 
-/* tenant_defaults: {max_priority, max_tier, max_pending, uid_base, uid_span} */
+/* The descriptor of key `k` of a mapping of kind `object` (KERF_FIELD_TENANT_FILE or
+ * _DEFAULTS), or NULL after failing with "WHERE: unknown key \"colour\" (did you mean ...?;
+ * KEYS)" or "... only accepted by ...". */
+static const kerf_field *tenant_lookup(cfgctx *x, yaml_node_t *k, unsigned object,
+                                       const char *where, int *r)
+{
+        const char *ks = kerfd__cfg_scalar(x, k);
+        char msg[512], keys[320] = "";
+        const kerf_field *f;
+        size_t o = 0;
+
+        if (!ks) {
+                *r = kerfd__cfg_fail(x, k, "%s: keys must be strings", where);
+                return NULL;
+        }
+        f = kerf_field_lookup(kerf_tenant_fields, kerf_tenant_fields_count, ks, object, msg,
+                              sizeof(msg));
+        if (f)
+                return f;
+        for (size_t i = 0; i < kerf_tenant_fields_count && o < sizeof(keys); i++)
+                if (kerf_tenant_fields[i].objects & object) {
+                        int w = snprintf(keys + o, sizeof(keys) - o, "%s%s", o ? ", " : "",
+                                         kerf_tenant_fields[i].name);
+                        if (w > 0)
+                                o += (size_t)w;
+                }
+        *r = kerfd__cfg_fail(x, k, "%s: %s (%s)", where, msg, keys);
+        return NULL;
+}
+
+/* tenant_defaults: {max_priority, max_tier, max_pending, uid_base, uid_span} (the
+ * KERF_FIELD_TENANT_DEFAULTS keys of kerf_tenant_fields) */
 int kerfd__cfg_tenant_defaults(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
-        kerfd_tenant_defaults *d = &c->tenant_defaults;
-        int prio = d->max_priority, tier = d->max_tier;
-        long long pending = d->max_pending;
-        uint64_t v;
+        kerfd_tenant_defaults *d = &c->tenant_defaults, nd = *d;
         int r = kerfd__cfg_map(x, m, "tenant_defaults");
 
         if (r < 0)
@@ -175,36 +218,35 @@ int kerfd__cfg_tenant_defaults(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         FOR_PAIRS(x, m, p)
         {
                 yaml_node_t *k = kerfd__cfg_node(x, p->key), *vn = kerfd__cfg_node(x, p->value);
-                const char *ks = kerfd__cfg_scalar(x, k);
-                if (!strcmp(ks, "uid_base")) {
-                        r = kerfd__cfg_u64(x, vn, ks, 0x7ffffffe, &v);
-                        d->uid_base = v;
-                } else if (!strcmp(ks, "uid_span")) {
-                        r = kerfd__cfg_range(x, vn, ks, 1, 1u << 30, &v);
-                        d->uid_span = (unsigned)v;
-                } else if ((r = parse_ceiling(x, k, vn, &prio, &tier, &pending)) == 1)
-                        r = kerfd__cfg_fail(
-                            x, k,
-                            "tenant_defaults: unknown key \"%s\" (max_priority, max_tier, "
-                            "max_pending, uid_base, uid_span)",
-                            ks);
-                if (r < 0)
+                const kerf_field *f =
+                    tenant_lookup(x, k, KERF_FIELD_TENANT_DEFAULTS, "tenant_defaults", &r);
+                kerf_field_value v;
+                if (!f || (r = tenant_key(x, vn, f, &v)) < 0)
                         return r;
+                if (!strcmp(f->name, "uid_base"))
+                        nd.uid_base = (unsigned long long)v.i;
+                else if (!strcmp(f->name, "uid_span"))
+                        nd.uid_span = (unsigned)v.i;
+                else if (!strcmp(f->name, "max_priority"))
+                        nd.max_priority = (int)v.i;
+                else if (!strcmp(f->name, "max_tier"))
+                        nd.max_tier = (int)v.i;
+                else if (!strcmp(f->name, "max_pending"))
+                        nd.max_pending = (unsigned)v.i;
         }
-        if (d->uid_base && (d->uid_base < 65536 || d->uid_base + d->uid_span > 0x7fffffffull))
+        if (nd.uid_base &&
+            (nd.uid_base < 65536 || nd.uid_base + nd.uid_span > (unsigned long long)KERF_MAX_ID))
                 return kerfd__cfg_fail(x, m,
                                        "tenant_defaults: uid_base..uid_base+uid_span must lie in "
-                                       "65536..2147483646 (or uid_base: 0)");
-        d->max_priority = prio;
-        d->max_tier = tier;
-        d->max_pending = (unsigned)pending;
+                                       "65536..%lld (or uid_base: 0)",
+                                       (long long)KERF_MAX_TENANT_ID);
+        *d = nd;
         return 0;
 }
 
 int kerfd__cfg_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
 {
         kerfd_tenant_cfg *t;
-        uint64_t v;
         int r;
 
         if ((r = kerfd__cfg_map(x, m, "tenants[]")) < 0)
@@ -216,41 +258,37 @@ int kerfd__cfg_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         FOR_PAIRS(x, m, p)
         {
                 yaml_node_t *k = kerfd__cfg_node(x, p->key), *vn = kerfd__cfg_node(x, p->value);
-                const char *ks = kerfd__cfg_scalar(x, k);
-                if (!ks)
-                        return kerfd__cfg_fail(x, k, "tenant: keys must be strings");
-                if (!strcmp(ks, "name"))
-                        r = kerfd__cfg_str(x, vn, "name", t->name, sizeof(t->name));
-                else if (!strcmp(ks, "cohort")) {
-                        r = kerfd__cfg_str(x, vn, "cohort", t->cohort, sizeof(t->cohort));
-                        if (!r && !name_ok(t->cohort))
-                                r = kerfd__cfg_fail(x, vn, "cohort \"%s\": " KERF_NAME_RULE,
-                                                    t->cohort);
-                } else if (!strcmp(ks, "weight")) {
-                        r = kerfd__cfg_range(x, vn, "weight", 1, 1000, &v);
-                        t->weight = (unsigned)v;
-                } else if (!strcmp(ks, "uid")) {
-                        r = kerfd__cfg_u64(x, vn, "uid", 0x7ffffffe, &v);
-                        t->uid = (long long)v;
-                } else if (!strcmp(ks, "gid")) {
-                        r = kerfd__cfg_u64(x, vn, "gid", 0x7ffffffe, &v);
-                        t->gid = (long long)v;
-                } else if (!strcmp(ks, "quota"))
-                        r = parse_quota(x, vn, t);
-                else if (!strcmp(ks, "allow_root"))
-                        r = kerfd__cfg_bool(x, vn, ks, &t->allow_root);
-                else if (!strcmp(ks, "workloads"))
-                        r = parse_workloads(x, vn, &t->workloads);
-                else if ((r = parse_ceiling(x, k, vn, &t->max_priority, &t->max_tier,
-                                            &t->max_pending)) == 1)
-                        r = kerfd__cfg_fail(
-                            x, k,
-                            "tenant: unknown key \"%s\" (name, cohort, weight, uid, gid, "
-                            "allow_root, quota, max_priority, max_tier, max_pending, "
-                            "workloads)",
-                            ks);
-                if (r < 0)
+                const kerf_field *f = tenant_lookup(x, k, KERF_FIELD_TENANT_FILE, "tenant", &r);
+                kerf_field_value v;
+                if (!f)
                         return r;
+                if (!strcmp(f->name, "quota")) {
+                        if ((r = parse_quota(x, vn, t)) < 0)
+                                return r;
+                        continue;
+                }
+                if ((r = tenant_key(x, vn, f, &v)) < 0)
+                        return r;
+                if (!strcmp(f->name, "name"))
+                        snprintf(t->name, sizeof(t->name), "%s", v.s);
+                else if (!strcmp(f->name, "cohort"))
+                        snprintf(t->cohort, sizeof(t->cohort), "%s", v.s);
+                else if (!strcmp(f->name, "weight"))
+                        t->weight = (unsigned)v.i;
+                else if (!strcmp(f->name, "uid"))
+                        t->uid = v.i;
+                else if (!strcmp(f->name, "gid"))
+                        t->gid = v.i;
+                else if (!strcmp(f->name, "allow_root"))
+                        t->allow_root = v.b;
+                else if (!strcmp(f->name, "workloads"))
+                        t->workloads = (unsigned)v.i;
+                else if (!strcmp(f->name, "max_priority"))
+                        t->max_priority = (int)v.i;
+                else if (!strcmp(f->name, "max_tier"))
+                        t->max_tier = (int)v.i;
+                else if (!strcmp(f->name, "max_pending"))
+                        t->max_pending = v.i;
         }
         if ((t->uid >= 0 || t->gid == 0) && !t->allow_root) {
                 char why[160];
@@ -269,8 +307,6 @@ int kerfd__cfg_tenant(cfgctx *x, yaml_node_t *m, kerfd_config *c)
         for (unsigned i = 0; i < c->n_tenants; i++)
                 if (!strcmp(c->tenants[i].name, t->name))
                         return kerfd__cfg_fail(x, m, "tenant \"%s\" defined twice", t->name);
-        if (!name_ok(t->name))
-                return kerfd__cfg_fail(x, m, "tenant name \"%s\": " KERF_NAME_RULE, t->name);
         c->n_tenants++;
         return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc_table.h"
 #include "kerf/core.h"
 #include "kerf/fields.h"
 #include "md_table.h"
@@ -247,54 +248,19 @@ static void test_help_line(void **st)
  * a field the table lacks, or a type or default that differs, fails with the expected row. */
 static void test_api_md(void **st)
 {
+        static doc_row rows[64];
         char *doc = slurp(KERF_SOURCE_DIR "/docs/API.md");
-        const char *p;
-        size_t i = 0;
-        int bad = 0;
+        int n;
         (void)st;
         assert_non_null(doc);
-        p = strstr(doc, "`POST /v1/tasks` — submit");
-        assert_non_null(p);
-        p = strstr(p, "\n| field | type | default | meaning |");
-        assert_non_null(p);
-        p = strchr(p + 1, '\n') + 1; /* the header */
-        p = strchr(p, '\n') + 1;     /* |---| */
-        for (; *p == '|'; p = strchr(p, '\n') + 1, i++) {
-                const char *c[5], *nl = strchr(p, '\n');
-                char name[64], type[256], def[256], want[256];
-                size_t k = 0;
-                /* cells split at '|' not escaped as "\|" */
-                for (const char *q = p; q < nl && k < 5; q++)
-                        if (*q == '|' && (q == p || q[-1] != '\\'))
-                                c[k++] = q;
-                if (k < 5)
-                        fail_msg("docs/API.md: a short row: %.*s", (int)(nl - p), p);
-                cell(c[0] + 1, c[1], name, sizeof(name));
-                cell(c[1] + 1, c[2], type, sizeof(type));
-                cell(c[2] + 1, c[3], def, sizeof(def));
-                if (i >= kerf_task_fields_count) {
-                        fprintf(stderr, "docs/API.md: row %s: no descriptor\n", name);
-                        bad++;
-                        continue;
-                }
-                const kerf_field *f = &kerf_task_fields[i];
-                char wname[64];
-                snprintf(wname, sizeof(wname), "`%s`", f->name);
-                kerf_field_doc_type(f, want, sizeof(want));
-                if (strcmp(name, wname) || strcmp(type, want) || strcmp(def, f->def)) {
-                        fprintf(stderr,
-                                "docs/API.md row %zu: [%s | %s | %s], want [%s | %s | %s]\n", i,
-                                name, type, def, wname, want, f->def);
-                        bad++;
-                }
-        }
-        if (i < kerf_task_fields_count) {
-                fprintf(stderr, "docs/API.md: %zu rows, %zu descriptors (next: %s)\n", i,
-                        kerf_task_fields_count, kerf_task_fields[i].name);
-                bad++;
-        }
+        n = doc_table(doc, "`POST /v1/tasks` — submit", "\n| field | type | default | meaning |",
+                      rows, 64);
+        assert_true(n > 0);
+        assert_int_equal(doc_check_fields("docs/API.md tasks", rows, n, kerf_task_fields,
+                                          kerf_task_fields_count,
+                                          KERF_FIELD_SUBMIT | KERF_FIELD_ATTACH, 1, 2),
+                         0);
         free(doc);
-        assert_int_equal(bad, 0);
 }
 
 int main(void)
