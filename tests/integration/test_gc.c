@@ -421,7 +421,7 @@ static void test_cap_running(void **st)
                       NULL);
         json_decref(kd_wait_task(&K, a, "running", 15000));
         snprintf(p, sizeof(p), "%s/state/logs/%llu.out", K.dir, a);
-        for (int i = 0; i < 200; i++) { /* up to 20 s */
+        for (int i = 0; i < 600; i++) { /* up to 60 s (600 forks of sleep on a loaded box) */
                 if (stat(p, &sb) == 0 && sb.st_size > biggest)
                         biggest = sb.st_size;
                 free(text);

@@ -720,4 +720,13 @@ void kerfd_node_stop(kerfd_node *n)
         n->sched = kerf_sched_free(n->sched);
         n->fleet = kerf_fleet_free(n->fleet);
         n->fence_ctx = kerf_fence_ctx_free(n->fence_ctx);
+        /* the node's records of live tasks and MIG instances go with it (not their processes) */
+        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT, im = KERF_U64MAP_ITER_INIT;
+        void *val;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val))
+                kerfd_task_free(val);
+        kerf_u64map_fini(&n->live);
+        while (kerf_u64map_next(&n->migs, &im, NULL, &val))
+                free(val);
+        kerf_u64map_fini(&n->migs);
 }

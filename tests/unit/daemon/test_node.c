@@ -168,8 +168,8 @@ static void test_max_runtime(void **st)
 {
         kerf_store_task rec;
         (void)st;
-        uint64_t id = submit("{\"command\":[\"/bin/sleep\",\"60\"],\"route\":\"slice\","
-                             "\"memory\":\"1GiB\",\"compute\":10,\"max_runtime_s\":1}");
+        uint64_t id =
+            submit("{\"command\":[\"/bin/sleep\",\"60\"],\"route\":\"whole\",\"max_runtime_s\":1}");
         wait_state(id, "running", 20000, &rec);
         kerf_store_task_fini(&rec);
         wait_state(id, "failed", 20000, &rec);
