@@ -100,6 +100,11 @@ void cli_task_flags_help(FILE *out);
  * false after saying what was wrong. */
 struct kerf_field;
 bool cli_field_flag(json_t *req, const struct kerf_field *f, const char *s);
+/* lo[0..cap): one long option per field of tab[0..n) that `objects` takes and has a flag
+ * (getopt value base + its index), then --json (value json) and --help ('h'), then the end. */
+struct option;
+void cli_field_options(const struct kerf_field *tab, size_t n, unsigned objects, int base, int json,
+                       struct option *lo, size_t cap);
 /* cmd_tenant.c: kerf tenant create NAME / patch NAME with flags made from kerf_tenant_fields,
  * and their --help lines. */
 int cli_tenant_write(cli *c, int argc, char **argv);

@@ -15,25 +15,32 @@
 /* getopt values: 256 + i for kerf_task_fields[i]'s flag; then the flags of kerf submit itself */
 enum { O_FIELD = 256, O_JSON = 1024 };
 
+void cli_field_options(const kerf_field *tab, size_t n, unsigned objects, int base, int json,
+                       struct option *lo, size_t cap)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < n && k + 3 < cap; i++) {
+                const kerf_field *f = &tab[i];
+                if (!f->flag || !(f->objects & objects))
+                        continue;
+                lo[k++] = (struct option){f->flag, f->metavar ? required_argument : no_argument, 0,
+                                          base + (int)i};
+        }
+        lo[k++] = (struct option){"json", no_argument, 0, json};
+        lo[k++] = (struct option){"help", no_argument, 0, 'h'};
+        lo[k] = (struct option){0, 0, 0, 0};
+}
+
 /* The long options of kerf submit and run: one per kerf_task_fields flag, --json, --help.
  * Built once from the table (kerf is one thread). */
 static const struct option *submit_opts(void)
 {
         static struct option lo[64 + 3];
-        size_t k = 0;
 
         if (lo[0].name)
                 return lo;
-        for (size_t i = 0; i < kerf_task_fields_count && k < 64; i++) {
-                const kerf_field *f = &kerf_task_fields[i];
-                if (!f->flag || !(f->objects & KERF_FIELD_SUBMIT))
-                        continue;
-                lo[k++] = (struct option){f->flag, f->metavar ? required_argument : no_argument, 0,
-                                          O_FIELD + (int)i};
-        }
-        lo[k++] = (struct option){"json", no_argument, 0, O_JSON};
-        lo[k++] = (struct option){"help", no_argument, 0, 'h'};
-        lo[k] = (struct option){0, 0, 0, 0};
+        cli_field_options(kerf_task_fields, kerf_task_fields_count, KERF_FIELD_SUBMIT, O_FIELD,
+                          O_JSON, lo, sizeof(lo) / sizeof(lo[0]));
         return lo;
 }
 

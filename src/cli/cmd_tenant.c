@@ -16,18 +16,8 @@ enum { O_FIELD = 256, O_JSON = 1024 };
 /* The long options of the verb whose objects are `object`, --json and --help. */
 static void tenant_opts(unsigned object, struct option *lo, size_t cap)
 {
-        size_t k = 0;
-
-        for (size_t i = 0; i < kerf_tenant_fields_count && k + 3 < cap; i++) {
-                const kerf_field *f = &kerf_tenant_fields[i];
-                if (!f->flag || !(f->objects & object))
-                        continue;
-                lo[k++] = (struct option){f->flag, f->metavar ? required_argument : no_argument, 0,
-                                          O_FIELD + (int)i};
-        }
-        lo[k++] = (struct option){"json", no_argument, 0, O_JSON};
-        lo[k++] = (struct option){"help", no_argument, 0, 'h'};
-        lo[k] = (struct option){0, 0, 0, 0};
+        cli_field_options(kerf_tenant_fields, kerf_tenant_fields_count, object, O_FIELD, O_JSON, lo,
+                          cap);
 }
 
 void cli_tenant_flags_help(FILE *out)

@@ -16,31 +16,9 @@
 #include "kerf/fields.h"
 #include "md_table.h"
 
-static const kerf_field *F(const char *name)
-{
-        const kerf_field *f = kerf_field_find(kerf_task_fields, kerf_task_fields_count, name);
-        if (!f)
-                fail_msg("no descriptor %s", name);
-        return f;
-}
-
-/* Checks JSON text `js` against field `name`: want_ok, or the exact message `want`. */
-static kerf_field_value check(const char *name, const char *js, const char *want)
-{
-        json_error_t e;
-        json_t *v = json_loads(js, JSON_DECODE_ANY, &e);
-        kerf_field_value val = {0};
-        char msg[512] = "";
-        if (!v)
-                fail_msg("bad test JSON %s", js);
-        int r = kerf_field_check(F(name), v, &val, msg, sizeof(msg));
-        if (want && (r != -EINVAL || strcmp(msg, want) != 0))
-                fail_msg("%s=%s: r=%d '%s', want '%s'", name, js, r, msg, want);
-        if (!want && r != 0)
-                fail_msg("%s=%s refused: %s", name, js, msg);
-        json_decref(v);
-        return val;
-}
+#define FIELD_TABLE       kerf_task_fields
+#define FIELD_TABLE_COUNT kerf_task_fields_count
+#include "field_check.h"
 
 static void test_int_percent_bool(void **st)
 {

@@ -20,32 +20,9 @@
         (KERF_FIELD_TENANT_CREATE | KERF_FIELD_TENANT_PATCH | KERF_FIELD_TENANT_FILE |             \
          KERF_FIELD_TENANT_DEFAULTS)
 
-static const kerf_field *F(const char *name)
-{
-        const kerf_field *f = kerf_field_find(kerf_tenant_fields, kerf_tenant_fields_count, name);
-        if (!f)
-                fail_msg("no descriptor %s", name);
-        return f;
-}
-
-/* Checks JSON text `js` against tenant field `name`: accepted (want NULL), or refused with the
- * exact message `want`. */
-static kerf_field_value check(const char *name, const char *js, const char *want)
-{
-        json_error_t e;
-        json_t *v = json_loads(js, JSON_DECODE_ANY, &e);
-        kerf_field_value val = {0};
-        char msg[512] = "";
-        if (!v)
-                fail_msg("bad test JSON %s", js);
-        int r = kerf_field_check(F(name), v, &val, msg, sizeof(msg));
-        if (want && (r != -EINVAL || strcmp(msg, want) != 0))
-                fail_msg("%s=%s: r=%d '%s', want '%s'", name, js, r, msg, want);
-        if (!want && r != 0)
-                fail_msg("%s=%s refused: %s", name, js, msg);
-        json_decref(v);
-        return val;
-}
+#define FIELD_TABLE       kerf_tenant_fields
+#define FIELD_TABLE_COUNT kerf_tenant_fields_count
+#include "field_check.h"
 
 static void test_table(void **st)
 {
