@@ -267,97 +267,9 @@ static int parse_routes(cfgctx *x, yaml_node_t *m, kerf_policy *pol)
 }
 
 /* A key whose value is one of two words: *ret = (value == yes). */
-static int get_choice(cfgctx *x, yaml_node_t *n, const char *key, const char *no, const char *yes,
-                      bool *ret)
+int kerfd__cfg_policy_routes(cfgctx *x, yaml_node_t *v, void *base)
 {
-        const char *s = kerfd__cfg_scalar(x, n);
-        if (s && (!strcmp(s, no) || !strcmp(s, yes))) {
-                *ret = !strcmp(s, yes);
-                return 0;
-        }
-        return kerfd__cfg_fail(x, n, "%s: %s or %s, got \"%s\"", key, no, yes,
-                               s ? s : "(not a scalar)");
-}
-
-static int parse_policy(cfgctx *x, yaml_node_t *m, kerfd_config *c)
-{
-        kerf_policy *pol = &c->policy;
-        int r = kerfd__cfg_map(x, m, "policy");
-        if (r < 0)
-                return r;
-        FOR_PAIRS(x, m, p)
-        {
-                yaml_node_t *k = kerfd__cfg_node(x, p->key), *v = kerfd__cfg_node(x, p->value);
-                const char *ks = kerfd__cfg_scalar(x, k);
-                if (!ks)
-                        return kerfd__cfg_fail(x, k, "policy: keys must be strings");
-                if (!strcmp(ks, "routes"))
-                        r = parse_routes(x, v, pol);
-                else if (!strcmp(ks, "preemption"))
-                        r = kerfd__cfg_bool(x, v, ks, &pol->preemption);
-                else if (!strcmp(ks, "mig_reconfigure"))
-                        r = kerfd__cfg_bool(x, v, ks, &pol->mig_reconfigure);
-                else if (!strcmp(ks, "dev_default_memory")) {
-                        r = kerfd__cfg_size(x, v, ks, KERF_MIB, KERF_MAX_GPU_MEM_BYTES,
-                                            &pol->dev_default_mem);
-                } else if (!strcmp(ks, "placement")) {
-                        const char *s = kerfd__cfg_scalar(x, v);
-                        if (s && !strcmp(s, "kerf"))
-                                pol->place = KERF_PLACE_KERF;
-                        else if (s && !strcmp(s, "bestfit"))
-                                pol->place = KERF_PLACE_BESTFIT;
-                        else if (s && !strcmp(s, "firstfit"))
-                                pol->place = KERF_PLACE_FIRSTFIT;
-                        else
-                                r = kerfd__cfg_fail(x, v, "placement: kerf, bestfit or firstfit");
-                } else if (!strcmp(ks, "unenforced_slices"))
-                        r = get_choice(x, v, ks, "refuse", "allow", &c->unenforced_slices);
-                else if (!strcmp(ks, "preempt_slices_by"))
-                        r = get_choice(x, v, ks, "kill", "suspend", &c->preempt_suspend);
-                else if (!strcmp(ks, "shim_bypass"))
-                        r = get_choice(x, v, ks, "record", "stop", &c->bypass_stop);
-                else
-                        r = kerfd__cfg_fail(x, k,
-                                            "policy: unknown key \"%s\" (routes, preemption, "
-                                            "mig_reconfigure, dev_default_memory, placement, "
-                                            "unenforced_slices, preempt_slices_by, shim_bypass)",
-                                            ks);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int parse_backend(cfgctx *x, yaml_node_t *m, kerfd_config *c)
-{
-        int r = kerfd__cfg_map(x, m, "backend");
-        if (r < 0)
-                return r;
-        FOR_PAIRS(x, m, p)
-        {
-                yaml_node_t *k = kerfd__cfg_node(x, p->key), *v = kerfd__cfg_node(x, p->value);
-                const char *ks = kerfd__cfg_scalar(x, k);
-                if (!ks)
-                        return kerfd__cfg_fail(x, k, "backend: keys must be strings");
-                if (!strcmp(ks, "nvml_library"))
-                        r = get_path(x, v, ks, false, c->nvml_library, sizeof(c->nvml_library));
-                else if (!strcmp(ks, "allow_mig_mode_change"))
-                        r = kerfd__cfg_bool(x, v, ks, &c->allow_mig_mode_change);
-                else if (!strcmp(ks, "simulated"))
-                        r = kerfd__cfg_bool(x, v, ks, &c->force_sim);
-                else if (!strcmp(ks, "sim_gid")) {
-                        uint64_t g = 0;
-                        r = kerfd__cfg_range(x, v, ks, 1, 0x7ffffffe, &g);
-                        c->sim_gid = (unsigned)g;
-                } else
-                        r = kerfd__cfg_fail(x, k,
-                                            "backend: unknown key \"%s\" (nvml_library, "
-                                            "allow_mig_mode_change, simulated, sim_gid)",
-                                            ks);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return parse_routes(x, v, &((kerfd_config *)base)->policy);
 }
 
 static int fence_mode(cfgctx *x, yaml_node_t *v, kerfd_config *c)
@@ -511,6 +423,56 @@ static int cfg_field(cfgctx *x, yaml_node_t *n, const char *sec, const kerf_fiel
         }
 }
 
+/* One key of section `sec` by its descriptor, stored into base: a custom key by its reader, a
+ * string, a bool, a choice of words, or a number (cfg_field). */
+static int cfg_key(cfgctx *x, yaml_node_t *vn, const char *sec, const kerfd_cfg_key *key,
+                   void *base)
+{
+        const kerf_field *f = &key->f;
+        char name[96];
+        uint64_t v;
+        int r;
+        snprintf(name, sizeof(name), "%s.%s", sec, f->name);
+        if (key->slot == KERFD_SLOT_CUSTOM)
+                return key->custom(x, vn, base);
+        if (key->slot == KERFD_SLOT_STR) {
+                char *out = (char *)base + key->off;
+                if ((r = kerfd__cfg_str(x, vn, name, out, (size_t)f->max + 1)) < 0)
+                        return r;
+                if ((int64_t)strlen(out) < f->min)
+                        return kerfd__cfg_fail(x, vn, "%s: expected a value, got an empty one",
+                                               name);
+                return 0;
+        }
+        if (f->type == KERF_FIELD_BOOL) {
+                bool b;
+                if ((r = kerfd__cfg_bool(x, vn, name, &b)) < 0)
+                        return r;
+                kerfd__cfg_key_store(base, key, b);
+                return 0;
+        }
+        if (f->type == KERF_FIELD_ENUM) {
+                const char *s = kerfd__cfg_scalar(x, vn);
+                int i = s ? f->value_parse(s) : -EINVAL;
+                if (i < 0) {
+                        char words[256] = "";
+                        for (unsigned w = 0; f->value_name(w); w++) {
+                                size_t o = strlen(words);
+                                snprintf(words + o, sizeof(words) - o, "%s%s", w ? ", " : "",
+                                         f->value_name(w));
+                        }
+                        return kerfd__cfg_fail(x, vn, "%s: one of %s, got \"%s\"", name, words,
+                                               s ? s : "(not a scalar)");
+                }
+                kerfd__cfg_key_store(base, key, (uint64_t)i);
+                return 0;
+        }
+        if ((r = cfg_field(x, vn, sec, f, &v)) < 0)
+                return r;
+        kerfd__cfg_key_store(base, key, v);
+        return 0;
+}
+
 /* A section whose every key is a descriptor (config_fields.c): unknown keys named with the
  * nearest known one, each value by its descriptor's type and bounds, stored into base. */
 int kerfd__cfg_section(cfgctx *x, yaml_node_t *m, const kerfd_cfg_section *sec, void *base)
@@ -531,7 +493,6 @@ int kerfd__cfg_section(cfgctx *x, yaml_node_t *m, const kerfd_cfg_section *sec, 
                 yaml_node_t *k = kerfd__cfg_node(x, p->key), *vn = kerfd__cfg_node(x, p->value);
                 const char *ks = kerfd__cfg_scalar(x, k);
                 const kerfd_cfg_key *key = NULL;
-                uint64_t v;
                 if (!ks)
                         return kerfd__cfg_fail(x, k, "%s: keys must be strings", sec->name);
                 for (size_t i = 0; i < sec->n && !key; i++)
@@ -543,9 +504,8 @@ int kerfd__cfg_section(cfgctx *x, yaml_node_t *m, const kerfd_cfg_section *sec, 
                                                ks, near ? "; did you mean " : "", near ? near : "",
                                                near ? "?" : "", known);
                 }
-                if ((r = cfg_field(x, vn, sec->name, &key->f, &v)) < 0)
+                if ((r = cfg_key(x, vn, sec->name, key, base)) < 0)
                         return r;
-                kerfd__cfg_key_store(base, key, v);
         }
         return 0;
 }
@@ -652,11 +612,11 @@ static int parse_root(cfgctx *x, kerfd_config *c)
                 } else if (!strcmp(ks, "listen_tcp"))
                         r = parse_tcp(x, v, c);
                 else if (!strcmp(ks, "backend"))
-                        r = parse_backend(x, v, c);
+                        r = kerfd__cfg_section(x, v, &kerfd_cfg_backend, c);
                 else if (!strcmp(ks, "limits"))
                         r = kerfd__cfg_section(x, v, &kerfd_cfg_limits, c);
                 else if (!strcmp(ks, "policy"))
-                        r = parse_policy(x, v, c);
+                        r = kerfd__cfg_section(x, v, &kerfd_cfg_policy, c);
                 else if (!strcmp(ks, "fencing"))
                         r = parse_fencing(x, v, c);
                 else if (!strcmp(ks, "cdi"))

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* config_fields.c - the descriptors of kerfd.yaml's limits: and retention: keys, their
- * defaults */
+/* config_fields.c - the descriptors of kerfd.yaml's limits:, retention:, policy: and backend:
+ * keys, their defaults */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_fields.h"
+#include "config_yaml.h"
 
 #define KS(st, name, type, min, max, def, help, member, slot)                                      \
         {                                                                                          \
                 {name, type, min, max, def, help, NULL, NULL, 0, 0, NULL, NULL},                   \
-                    offsetof(st, member), slot                                                     \
+                    offsetof(st, member), slot, NULL                                               \
         }
 #define K(...)  KS(kerfd_config, __VA_ARGS__)
 #define KR(...) KS(kerfd_retention_cfg, __VA_ARGS__)
@@ -61,17 +64,93 @@ const kerfd_cfg_key kerfd_retention_keys[] = {
 const size_t kerfd_retention_keys_count =
     sizeof(kerfd_retention_keys) / sizeof(kerfd_retention_keys[0]);
 
+/* The words of a kerfd.yaml choice, as a KERF_FIELD_ENUM's value_name/value_parse. */
+#define CHOICE(fn, ...)                                                                            \
+        static const char *const fn##_words[] = {__VA_ARGS__, NULL};                               \
+        static const char *fn##_name(unsigned i)                                                   \
+        {                                                                                          \
+                return i < sizeof(fn##_words) / sizeof(fn##_words[0]) - 1 ? fn##_words[i] : NULL;  \
+        }                                                                                          \
+        static int fn##_parse(const char *s)                                                       \
+        {                                                                                          \
+                for (unsigned i = 0; s && fn##_words[i]; i++)                                      \
+                        if (!strcmp(s, fn##_words[i]))                                             \
+                                return (int)i;                                                     \
+                return -EINVAL;                                                                    \
+        }
+/* in kerf_place_policy order */
+CHOICE(placement, "kerf", "bestfit", "firstfit")
+/* two words: the second is true */
+CHOICE(unenforced, "refuse", "allow")
+CHOICE(preempt_by, "kill", "suspend")
+CHOICE(bypass, "record", "stop")
+
+#define KC(name, type, min, max, def, help, member, slot, choice)                                  \
+        {                                                                                          \
+                {                                                                                  \
+                    name, type, min, max, def,           help,                                     \
+                    NULL, NULL, 0,   0,   choice##_name, choice##_parse},                          \
+                    offsetof(kerfd_config, member), slot, NULL                                     \
+        }
+
+/* Order: docs/DAEMON.md's table. Their defaults are kerf_policy_default's and
+ * kerfd_config_defaults' (daemon_test_config_fields checks that they agree). */
+const kerfd_cfg_key kerfd_policy_keys[] = {
+    {{"routes", KERF_FIELD_OBJECT, 0, 0, "kerf_policy_default", "list of routes", NULL, NULL, 0, 0,
+      NULL, NULL},
+     0,
+     KERFD_SLOT_CUSTOM,
+     kerfd__cfg_policy_routes},
+    K("preemption", KERF_FIELD_BOOL, 0, 1, "true", "preempt lower-priority preemptible tasks",
+      policy.preemption, KERFD_SLOT_BOOL),
+    K("mig_reconfigure", KERF_FIELD_BOOL, 0, 1, "true", "destroy idle MIG instances to fit others",
+      policy.mig_reconfigure, KERFD_SLOT_BOOL),
+    KC("placement", KERF_FIELD_ENUM, 0, 2, "kerf", "placement policy", policy.place, KERFD_SLOT_INT,
+       placement),
+    K("dev_default_memory", KERF_FIELD_SIZE, (int64_t)KERF_MIB, (int64_t)KERF_MAX_GPU_MEM_BYTES,
+      "8GiB", "memory of a dev or time-slice request that gives none", policy.dev_default_mem,
+      KERFD_SLOT_U64),
+    KC("unenforced_slices", KERF_FIELD_ENUM, 0, 1, "refuse",
+       "software slices when the shim is missing", unenforced_slices, KERFD_SLOT_BOOL, unenforced),
+    KC("preempt_slices_by", KERF_FIELD_ENUM, 0, 1, "kill",
+       "how a best-effort slice victim leaves its GPU", preempt_suspend, KERFD_SLOT_BOOL,
+       preempt_by),
+    KC("shim_bypass", KERF_FIELD_ENUM, 0, 1, "record", "what a shim bypass does to the task",
+       bypass_stop, KERFD_SLOT_BOOL, bypass),
+};
+
+const kerfd_cfg_key kerfd_backend_keys[] = {
+    K("nvml_library", KERF_FIELD_STRING, 1, PATH_MAX - 1, "libnvidia-ml.so.1",
+      "the NVML library dlopen()ed", nvml_library, KERFD_SLOT_STR),
+    K("allow_mig_mode_change", KERF_FIELD_BOOL, 0, 1, "false", "let kerfd switch MIG mode",
+      allow_mig_mode_change, KERFD_SLOT_BOOL),
+    K("simulated", KERF_FIELD_BOOL, 0, 1, "false", "never try the real NVML", force_sim,
+      KERFD_SLOT_BOOL),
+    K("sim_gid", KERF_FIELD_INT, 1, KERF_MAX_ID - 1, "1999999999", "the simulated device group",
+      sim_gid, KERFD_SLOT_UNSIGNED),
+};
+
 const kerfd_cfg_section kerfd_cfg_limits = {
     "limits", kerfd_limits_keys, sizeof(kerfd_limits_keys) / sizeof(kerfd_limits_keys[0])};
 const kerfd_cfg_section kerfd_cfg_retention = {"retention", kerfd_retention_keys,
                                                sizeof(kerfd_retention_keys) /
                                                    sizeof(kerfd_retention_keys[0])};
+const kerfd_cfg_section kerfd_cfg_policy = {
+    "policy", kerfd_policy_keys, sizeof(kerfd_policy_keys) / sizeof(kerfd_policy_keys[0])};
+const kerfd_cfg_section kerfd_cfg_backend = {
+    "backend", kerfd_backend_keys, sizeof(kerfd_backend_keys) / sizeof(kerfd_backend_keys[0])};
 
 void kerfd__cfg_key_store(void *base, const kerfd_cfg_key *k, uint64_t v)
 {
         char *p = (char *)base + k->off;
 
-        if (k->slot == KERFD_SLOT_U64) {
+        if (k->slot == KERFD_SLOT_BOOL) {
+                bool b = v != 0;
+                memcpy(p, &b, sizeof(b));
+        } else if (k->slot == KERFD_SLOT_INT) {
+                int i = (int)v;
+                memcpy(p, &i, sizeof(i));
+        } else if (k->slot == KERFD_SLOT_U64) {
                 memcpy(p, &v, sizeof(v));
         } else if (k->slot == KERFD_SLOT_DOUBLE) {
                 double d = (double)v;
@@ -87,6 +166,8 @@ int kerfd__cfg_defaults(const kerfd_cfg_section *sec, void *base)
         for (size_t i = 0; i < sec->n; i++) {
                 const kerf_field *f = &sec->keys[i].f;
                 uint64_t v;
+                if (sec->keys[i].slot > KERFD_SLOT_DOUBLE)
+                        return -EINVAL; /* not a section of numbers */
                 char *end;
                 int r = 0;
 

@@ -15,14 +15,24 @@
 typedef enum kerfd_cfg_slot {
         KERFD_SLOT_UNSIGNED,
         KERFD_SLOT_U64,
-        KERFD_SLOT_DOUBLE
+        KERFD_SLOT_DOUBLE,
+        KERFD_SLOT_BOOL,   /* a bool member: a KERF_FIELD_BOOL, or a two-word KERF_FIELD_ENUM
+                            * (the second word is true) */
+        KERFD_SLOT_INT,    /* an int-sized enum member: a KERF_FIELD_ENUM's value */
+        KERFD_SLOT_STR,    /* a char[f.max + 1] member: a KERF_FIELD_STRING */
+        KERFD_SLOT_CUSTOM, /* read by `custom` (a mapping or list the table cannot say) */
 } kerfd_cfg_slot;
 
+struct cfgctx;
+struct yaml_node_s;
+
 typedef struct kerfd_cfg_key {
-        kerf_field f; /* name (the key under limits:), type, bounds, default, help */
+        kerf_field f; /* name (the key under its section), type, bounds, default, help */
         size_t off;   /* offset of its member in the section's struct (kerfd_config for
                        * limits:, kerfd_retention_cfg for retention:) */
         kerfd_cfg_slot slot;
+        /* KERFD_SLOT_CUSTOM: reads the value node into base; 0 or kerfd__cfg_fail()'s code */
+        int (*custom)(struct cfgctx *x, struct yaml_node_s *v, void *base);
 } kerfd_cfg_key;
 
 /* a section of kerfd.yaml read through its table */
@@ -36,9 +46,13 @@ extern const kerfd_cfg_key kerfd_limits_keys[];
 extern const size_t kerfd_limits_keys_count;
 extern const kerfd_cfg_key kerfd_retention_keys[];
 extern const size_t kerfd_retention_keys_count;
-extern const kerfd_cfg_section kerfd_cfg_limits, kerfd_cfg_retention;
+extern const kerfd_cfg_section kerfd_cfg_limits, kerfd_cfg_retention, kerfd_cfg_policy,
+    kerfd_cfg_backend;
 
-/* Stores `v` (already within the key's bounds) into base's member for `k`. */
+extern const kerfd_cfg_key kerfd_policy_keys[], kerfd_backend_keys[];
+
+/* Stores `v` (already within the key's bounds) into base's member for `k` (a number, a bool
+ * or an enum's value; not a string or a custom key). */
 void kerfd__cfg_key_store(void *base, const kerfd_cfg_key *k, uint64_t v);
 
 /* Sets every member of a section's struct `base` to its descriptor's default. 0, or -EINVAL

@@ -53,5 +53,7 @@ int kerfd_retention_parse(cfgctx *x, yaml_node_t *m, kerfd_retention_cfg *ret);
 /* A kerfd.yaml section read through its descriptors (config.c; config_fields.h). */
 struct kerfd_cfg_section;
 int kerfd__cfg_section(cfgctx *x, yaml_node_t *m, const struct kerfd_cfg_section *sec, void *base);
+/* policy.routes (config.c), the policy table's custom key; base is the kerfd_config. */
+int kerfd__cfg_policy_routes(cfgctx *x, yaml_node_t *v, void *base);
 
 #endif /* KERFD_CONFIG_YAML_H */

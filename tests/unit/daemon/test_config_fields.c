@@ -47,11 +47,15 @@ static void test_defaults(void **st)
         assert_memory_equal(&c, &d, sizeof(c));
 }
 
-/* The bounds of f as docs/DAEMON.md writes them: "1..256", "1KiB..64MiB", "0s..1h". */
+/* The bounds of f as docs/DAEMON.md writes them: "1..256", "1KiB..64MiB", "0s..1h"; "" for a
+ * bool, a string or a custom key (an enum's words are checked one by one). */
 static void bounds_words(const kerf_field *f, char *buf, size_t len)
 {
         char a[KERF_UNITS_BUF], b[KERF_UNITS_BUF];
-        if (f->type == KERF_FIELD_SIZE)
+        if (f->type == KERF_FIELD_BOOL || f->type == KERF_FIELD_STRING ||
+            f->type == KERF_FIELD_OBJECT || f->type == KERF_FIELD_ENUM)
+                snprintf(buf, len, "%s", "");
+        else if (f->type == KERF_FIELD_SIZE)
                 snprintf(buf, len, "%s..%s", kerf_format_size((uint64_t)f->min, a, sizeof(a)),
                          kerf_format_size((uint64_t)f->max, b, sizeof(b)));
         else if (f->type == KERF_FIELD_DURATION)
@@ -78,6 +82,8 @@ static int check_section(const kerfd_cfg_section *sec)
                 char *name = line + strlen(prefix), *e = strchr(name, '`');
                 assert_non_null(e);
                 *e = '\0';
+                if (strchr(name, '.')) /* policy.routes.<workload>.<tier>: the key routes */
+                        *strchr(name, '.') = '\0';
                 const kerfd_cfg_key *k = NULL;
                 for (size_t i = 0; i < sec->n; i++)
                         if (!strcmp(sec->keys[i].f.name, name)) {
@@ -103,8 +109,11 @@ static int check_section(const kerfd_cfg_section *sec)
                 for (char *t = def + strlen(def); t > def && (t[-1] == ' ' || t[-1] == '`');)
                         *--t = '\0';
                 char want[64];
+                bool words = true;
                 bounds_words(&k->f, want, sizeof(want));
-                if (strcmp(def, k->f.def) || !strstr(mean, want)) {
+                for (unsigned w = 0; k->f.type == KERF_FIELD_ENUM && k->f.value_name(w); w++)
+                        words = words && strstr(mean, k->f.value_name(w));
+                if (strcmp(def, k->f.def) || !strstr(mean, want) || !words) {
                         fprintf(stderr,
                                 "docs/DAEMON.md: %s.%s: default [%s] meaning [%s]; want "
                                 "default [%s] and bounds [%s] in the meaning\n",
@@ -125,7 +134,9 @@ static int check_section(const kerfd_cfg_section *sec)
 static void test_daemon_md(void **st)
 {
         (void)st;
-        assert_int_equal(check_section(&kerfd_cfg_limits) + check_section(&kerfd_cfg_retention), 0);
+        assert_int_equal(check_section(&kerfd_cfg_limits) + check_section(&kerfd_cfg_retention) +
+                             check_section(&kerfd_cfg_policy) + check_section(&kerfd_cfg_backend),
+                         0);
 }
 
 /* retention: defaults from the descriptors, each key its own member, the bounds in order */
@@ -153,12 +164,61 @@ static void test_retention(void **st)
         }
 }
 
+/* policy: and backend: take their defaults from kerf_policy_default and kerfd_config_defaults:
+ * each descriptor's default is what those set (a string member "" is the descriptor's default,
+ * e.g. the backend's own NVML library name) */
+static void test_policy_backend_defaults(void **st)
+{
+        static kerfd_config c;
+        const kerfd_cfg_section *secs[] = {&kerfd_cfg_policy, &kerfd_cfg_backend};
+        (void)st;
+        kerfd_config_defaults(&c);
+        for (size_t s = 0; s < 2; s++)
+                for (size_t i = 0; i < secs[s]->n; i++) {
+                        const kerfd_cfg_key *k = &secs[s]->keys[i];
+                        const char *p = (const char *)&c + k->off, *d = k->f.def;
+                        bool b;
+                        int iv;
+                        unsigned u;
+                        uint64_t v, w;
+                        switch (k->slot) {
+                        case KERFD_SLOT_BOOL:
+                                memcpy(&b, p, sizeof(b));
+                                if (k->f.type == KERF_FIELD_BOOL)
+                                        assert_int_equal(b, !strcmp(d, "true"));
+                                else
+                                        assert_int_equal(b, k->f.value_parse(d) == 1);
+                                break;
+                        case KERFD_SLOT_INT:
+                                memcpy(&iv, p, sizeof(iv));
+                                assert_int_equal(iv, k->f.value_parse(d));
+                                break;
+                        case KERFD_SLOT_U64:
+                                memcpy(&v, p, sizeof(v));
+                                assert_int_equal(kerf_parse_size(d, &w, NULL, 0), 0);
+                                assert_int_equal(v, w);
+                                break;
+                        case KERFD_SLOT_UNSIGNED:
+                                memcpy(&u, p, sizeof(u));
+                                assert_int_equal(u, strtoul(d, NULL, 10));
+                                break;
+                        case KERFD_SLOT_STR:
+                                if (*p)
+                                        assert_string_equal(p, d);
+                                break;
+                        default:
+                                break;
+                        }
+                }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_defaults),
             cmocka_unit_test(test_daemon_md),
             cmocka_unit_test(test_retention),
+            cmocka_unit_test(test_policy_backend_defaults),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
