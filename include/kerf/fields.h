@@ -15,9 +15,6 @@
 
 /* ---- bounds of request fields that units.h does not hold, defined once -------------------- */
 
-/* a task's priority (and a tenant's max_priority): -1000..1000 */
-#define KERF_PRIORITY_MIN (-1000)
-#define KERF_PRIORITY_MAX 1000
 /* a percentage of one GPU's compute (compute, compute_limit) */
 #define KERF_PCT_MAX 100
 /* lease_s of an attached task: at most one hour (kerfd's limits.min_lease_s is the floor) */
@@ -67,6 +64,7 @@ typedef enum kerf_field_type {
 #define KERF_FIELD_TENANT_FILE     16u /* kerfd.yaml's tenants[] */
 #define KERF_FIELD_TENANT_DEFAULTS 32u /* kerfd.yaml's tenant_defaults */
 #define KERF_FIELD_TENANT_API      (KERF_FIELD_TENANT_CREATE | KERF_FIELD_TENANT_PATCH)
+#define KERF_FIELD_TASK_UPDATE     64u /* PATCH /v1/tasks/{id}: a pending task's request */
 
 /* a CLI flag may be given more than once (each adds to the list or object) */
 #define KERF_FIELD_REPEAT 1u

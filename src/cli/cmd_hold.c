@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "kerf/fields.h"
 #include "kerf/sched.h"
 #include "kerf/units.h"
 
@@ -114,32 +115,18 @@ int cli_update(cli *c, int argc, char **argv)
         opterr = 0;
         while ((opt = getopt_long(argc, argv, ":hj", lo, NULL)) != -1) {
                 switch (opt) {
-                case O_PRIO: {
-                        char *end;
-                        errno = 0;
-                        long v = strtol(optarg, &end, 10);
-                        if (!*optarg || *end || errno || v < KERF_PRIORITY_MIN ||
-                            v > KERF_PRIORITY_MAX) {
-                                cli_err("update: --priority: '%s' is not an integer %d..%d", optarg,
-                                        KERF_PRIORITY_MIN, KERF_PRIORITY_MAX);
-                                goto out;
-                        }
-                        json_object_set_new(body, "priority", json_integer(v));
-                        break;
-                }
+                case O_PRIO:
                 case O_RUNTIME:
-                case O_IDLE: {
-                        uint64_t d;
-                        if (!cli_parse_duration(
-                                opt == O_RUNTIME ? "max-runtime" : "idle-timeout", optarg,
-                                opt == O_RUNTIME ? KERF_MAX_RUNTIME_S : KERF_MAX_IDLE_TIMEOUT_S,
-                                &d))
+                case O_IDLE: /* by the submit's descriptors: the same bounds and words */
+                        if (!cli_field_flag(body,
+                                            kerf_field_find(kerf_task_fields,
+                                                            kerf_task_fields_count,
+                                                            opt == O_PRIO      ? "priority"
+                                                            : opt == O_RUNTIME ? "max_runtime_s"
+                                                                               : "idle_timeout_s"),
+                                            optarg))
                                 goto out;
-                        json_object_set_new(body,
-                                            opt == O_RUNTIME ? "max_runtime_s" : "idle_timeout_s",
-                                            json_integer((json_int_t)d));
                         break;
-                }
                 case O_PREEMPT:
                         if (strcmp(optarg, "true") && strcmp(optarg, "false")) {
                                 cli_err("update: --preemptible: '%s' is not true or false", optarg);

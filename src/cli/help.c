@@ -80,9 +80,9 @@ static const struct {
                 "at their place (priority, then\nsubmission order).\n"},
     {"update", "usage: kerf update ID [--priority N] [--max-runtime DUR] [--idle-timeout DUR]\n"
                "                  [--preemptible true|false] [--json]\n"
-               "Changes a pending task (held or not), checked as at submit: priority -1000..1000\n"
-               "within the tenant's max_priority; durations 90, 90s, 15m, 1h30m, 1-00:00:00, at\n"
-               "most 365 days. Other fields: cancel and submit again.\n"},
+               "Changes a pending task (held or not), checked as at submit (kerf submit --help\n"
+               "gives each bound), priority within the tenant's max_priority; durations 90, 90s,\n"
+               "15m, 1h30m, 1-00:00:00. Other fields: cancel and submit again.\n"},
     {"gpu", "usage: kerf gpu drain INDEX [--reason TEXT] [--wait] [--json]   (admin)\n"
             "       kerf gpu resume INDEX [--json]                            (admin)\n"
             "       kerf gpu recover INDEX [--json]                           (admin)\n"

@@ -30,6 +30,7 @@ static int route_parse(const char *s)
 
 #define S   KERF_FIELD_SUBMIT
 #define A   KERF_FIELD_ATTACH
+#define U   KERF_FIELD_TASK_UPDATE
 #define REP KERF_FIELD_REPEAT
 
 /* Order: the order of docs/API.md's table and of kerf submit --help. */
@@ -68,13 +69,13 @@ const kerf_field kerf_task_fields[] = {
     {"gpu_uuids", KERF_FIELD_STRLIST, 1, KERF_MAX_TASK_GPUS, "any",
      "the GPUs a task of several GPUs must run on", NULL, NULL, S | A, 0, NULL, NULL},
     {"priority", KERF_FIELD_INT, KERF_PRIORITY_MIN, KERF_PRIORITY_MAX, "0", "higher runs first",
-     "priority", "P", S | A, 0, NULL, NULL},
+     "priority", "P", S | A | U, 0, NULL, NULL},
     {"preemptible", KERF_FIELD_BOOL, 0, 1, "false (batch: true)",
-     "may be preempted by higher-priority work", "preemptible", NULL, S | A, 0, NULL, NULL},
+     "may be preempted by higher-priority work", "preemptible", NULL, S | A | U, 0, NULL, NULL},
     {"max_runtime_s", KERF_FIELD_DURATION, 0, (int64_t)KERF_MAX_RUNTIME_S, "0 = none",
-     "killed after this long", "max-runtime", "D", S | A, 0, NULL, NULL},
+     "killed after this long", "max-runtime", "D", S | A | U, 0, NULL, NULL},
     {"idle_timeout_s", KERF_FIELD_DURATION, 0, (int64_t)KERF_MAX_IDLE_TIMEOUT_S, "0 = none",
-     "killed after this long without GPU activity", "idle-timeout", "D", S | A, 0, NULL, NULL},
+     "killed after this long without GPU activity", "idle-timeout", "D", S | A | U, 0, NULL, NULL},
     {"command", KERF_FIELD_STRLIST, 1, KERF_MAX_ARGV, "required", "argv, run with execve", NULL,
      NULL, S, 0, NULL, NULL},
     {"env", KERF_FIELD_OBJECT, 0, KERF_MAX_ENV, "{}", "environment variable", "env", "K=V", S | A,
@@ -113,6 +114,7 @@ const char *kerf_field_object_name(unsigned object)
             "PATCH /v1/tenants/{name}",
             "kerfd's config file (tenants[])",
             "kerfd's config file (tenant_defaults)",
+            "PATCH /v1/tasks/{id}",
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (object & (1u << i))

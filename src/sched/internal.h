@@ -120,7 +120,8 @@ typedef enum smsg {
         MSG_MIG_NONE,         /* - */
         MSG_MIG_NODE,         /* - */
         MSG_MIG_FRAGMENTED,   /* a = reconfiguration on */
-        MSG_MIG_PIN,          /* a = the pinned MIG unit, b = its holder task (0: gone) */
+        MSG_MIG_PIN,          /* a = the pinned MIG unit, b = its holder task (0: gone, faulted
+                               * or its GPU draining) */
         MSG_UNKNOWN_ROUTE,    /* - */
         MSG_QUOTA,            /* tenant, res, a = would use, b = nominal */
         MSG_QUOTA_BORROW,     /* tenant, res, a = would use, b = nominal, c = borrow limit */

@@ -424,13 +424,13 @@ static kerf_why place_mig(kerf_sched *s, stask *t, int only, splan *plan, sdetai
                 memset(plan, 0, sizeof(*plan));
                 plan->route = KERF_UNIT_MIG;
                 plan->n = 1;
-                if (!u || u->kind != KERF_UNIT_MIG || s->gpus[u->gpu].faulted ||
+                if (!u || u->kind != KERF_UNIT_MIG || kerf__gpu_closed(&s->gpus[u->gpu]) ||
                     (only >= 0 && (unsigned)only != u->gpu) || !mig_idle(s, u)) {
                         sdetail *x = kerf__detail(d, MSG_MIG_PIN);
                         if (x) {
                                 x->a = t->mig_pin;
-                                x->b = u && u->kind == KERF_UNIT_MIG && !s->gpus[u->gpu].faulted &&
-                                               u->task
+                                x->b = u && u->kind == KERF_UNIT_MIG &&
+                                               !kerf__gpu_closed(&s->gpus[u->gpu]) && u->task
                                            ? u->task->id
                                            : 0;
                         }

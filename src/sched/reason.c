@@ -117,7 +117,8 @@ static void detail_words(const kerf_sched *s, const sdetail *d, char *buf, size_
                         snprintf(buf, len,
                                  "the named MIG instance (unit %llu) is held by task %llu", a, b);
                 else
-                        snprintf(buf, len, "the named MIG instance (unit %llu) is gone or faulted",
+                        snprintf(buf, len,
+                                 "the named MIG instance (unit %llu) is gone, faulted or draining",
                                  a);
                 break;
         case MSG_UNKNOWN_ROUTE:

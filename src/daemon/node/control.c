@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "kerf/fields.h"
 #include "node.h"
 #include "kerf/errno.h"
 
@@ -14,11 +15,19 @@
 #define HELD_ADMIN  "admin"
 #define HELD_TENANT "tenant"
 
-/* What PATCH /v1/tasks/{id} may change: the fields of a pending task's request that touch
- * neither its placement nor its identity (the rest is cancel and submit again). */
-static const char *const update_fields[] = {"priority", "max_runtime_s", "idle_timeout_s",
-                                            "preemptible", NULL};
-#define UPDATE_FIELDS_WORDS "priority, max_runtime_s, idle_timeout_s, preemptible"
+/* What PATCH /v1/tasks/{id} may change: the task request's fields marked
+ * KERF_FIELD_TASK_UPDATE (those that touch neither its placement nor its identity; the rest is
+ * cancel and submit again), listed into buf. */
+static const char *update_words(char *buf, size_t len)
+{
+        size_t o = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < kerf_task_fields_count && o < len; i++)
+                if (kerf_task_fields[i].objects & KERF_FIELD_TASK_UPDATE)
+                        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
+                                              kerf_task_fields[i].name);
+        return buf;
+}
 
 /* The live pending task {id} the caller may change, or NULL with the answer queued (404 when
  * the caller may not see it, 409 naming its state when it is not pending). */
@@ -129,34 +138,34 @@ static void changes_text(const json_t *old, const json_t *body, char *buf, size_
         }
 }
 
-/* PATCH /v1/tasks/{id}: new values for some of update_fields, checked by the rules of submit
- * (task.c) and the tenant's ceilings; the scheduler and the store get them together. */
+/* PATCH /v1/tasks/{id}: new values for some of the updatable fields (update_words), checked by the
+ * rules of submit (task.c) and the tenant's ceilings; the scheduler and the store get them
+ * together. */
 static void task_update(kreq *r, uint64_t id)
 {
         kerfd_node *n = r->node;
         const char *key, *code = "invalid_argument";
         json_t *body, *v;
         dtask *t, *nt = NULL;
-        char msg[512], changes[512];
+        char msg[512], changes[512], words[160];
         kerf_reason why;
         int rc;
 
         if (!(body = api_body(r)))
                 return;
         if (json_object_size(body) == 0) {
-                kreq_error(r, 400, "invalid_argument",
-                           "an update names at least one of " UPDATE_FIELDS_WORDS);
+                kreq_error(r, 400, "invalid_argument", "an update names at least one of %s",
+                           update_words(words, sizeof(words)));
                 goto out;
         }
         json_object_foreach(body, key, v)
         {
-                bool ok = false;
-                for (const char *const *f = update_fields; *f; f++)
-                        ok |= !strcmp(*f, key);
-                if (!ok) {
+                const kerf_field *f =
+                    kerf_field_find(kerf_task_fields, kerf_task_fields_count, key);
+                if (!f || !(f->objects & KERF_FIELD_TASK_UPDATE)) {
                         kreq_error(r, 400, "unknown_field",
-                                   "%s: not updatable (an update takes " UPDATE_FIELDS_WORDS ")",
-                                   key);
+                                   "%s: not updatable (an update takes %s)", key,
+                                   update_words(words, sizeof(words)));
                         goto out;
                 }
         }

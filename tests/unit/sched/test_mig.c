@@ -451,6 +451,17 @@ static void pinned_instance(void **state)
         assert_non_null(dec_find(d, n, KERF_DEC_START, b));
         assert_int_equal(task_info(s, b).units[0], u2);
 
+        /* its GPU draining: a task pinned there waits, and says so */
+        assert_int_equal(kerf_sched_finish(s, b), 0);
+        assert_int_equal(kerf_sched_gpu_drain(s, 0, true), 0);
+        uint64_t dr = submit_ok(s, &r);
+        n = step_all(s, d, DEC_MAX);
+        assert_null(dec_find(d, n, KERF_DEC_START, dr));
+        assert_non_null(strstr(task_info(s, dr).reason.text, "draining"));
+        assert_int_equal(kerf_sched_gpu_drain(s, 0, false), 0);
+        n = step_all(s, d, DEC_MAX);
+        assert_non_null(dec_find(d, n, KERF_DEC_START, dr));
+
         /* refusals */
         r.mig_unit_pin = 999999;
         assert_int_equal(kerf_sched_submit(s, &r, &id, &why), -EINVAL);
