@@ -28,45 +28,6 @@
 #define MERGED_FILE   "merged.jsonl"
 #define MANIFEST_FILE "manifest.json"
 
-char *cli_file_read(const char *path, size_t *ret_len)
-{
-        FILE *f = fopen(path, "re"), *m;
-        char *buf = NULL, chunk[65536];
-        size_t len = 0, k;
-
-        if (!f)
-                return NULL;
-        m = open_memstream(&buf, &len);
-        if (!m) {
-                fclose(f);
-                return NULL;
-        }
-        while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-                fwrite(chunk, 1, k, m);
-        if (ferror(f)) {
-                fclose(f);
-                fclose(m);
-                free(buf);
-                errno = EIO;
-                return NULL;
-        }
-        fclose(f);
-        if (fclose(m) != 0) {
-                free(buf);
-                return NULL;
-        }
-        if (ret_len)
-                *ret_len = len;
-        return buf;
-}
-
-void cli_sha256_hex(const void *data, size_t len, char out[CLI_SHA256_HEX])
-{
-        unsigned char h[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256(h, data, len);
-        sodium_bin2hex(out, CLI_SHA256_HEX, h, sizeof(h));
-}
-
 /* One audit record of the bundle: where it sorts, where its line is (export) and a digest of
  * its canonical JSON (sorted keys, compact), which tells an altered copy from the original. */
 typedef struct brec {
@@ -349,6 +310,7 @@ typedef struct vnode {
         const char *why; /* the manifest's reason when not exported */
         size_t first, n; /* its records in the verifier's list */
         uint64_t cp_seq;
+        const char *key; /* the nodes file's audit_key for it, or NULL */
         json_t *problems;
 } vnode;
 
@@ -403,7 +365,16 @@ static void verify_node(const char *dir, vnode *v, size_t i, json_t *e, brecs *r
         *au = node_file(dir, v, files, AUDIT_FILE, &aulen);
         for (char *p = cp ? strtok(cp, "\n") : NULL; p; p = strtok(NULL, "\n"))
                 last = p;
-        if (cp && (!last || kerf_store_checkpoint_parse(last, NULL, &c, perr, sizeof(perr)) < 0))
+        if (cp && last && v->key &&
+            kerf_store_checkpoint_parse(last, v->key, &c, perr, sizeof(perr)) < 0 &&
+            kerf_store_checkpoint_parse(last, NULL, &c, perr, sizeof(perr)) == 0) {
+                problem(v->problems,
+                        "%s/" CP_FILE " is signed by key %.16s..., not the nodes file's "
+                        "audit_key %.16s... (another kerfd's chain, or a forged one)",
+                        v->name, c.public_key, v->key);
+                last = NULL;
+        } else if (cp &&
+                   (!last || kerf_store_checkpoint_parse(last, NULL, &c, perr, sizeof(perr)) < 0))
                 problem(v->problems, "%s/" CP_FILE ": %s", v->name, last ? perr : "empty");
         else if (cp) {
                 have_cp = true;
@@ -586,8 +557,9 @@ static void print_node(const vnode *v)
                 return;
         }
         if (!np) {
-                printf("%s: OK: %zu records, checkpoint seq %" PRIu64 ", all in " MERGED_FILE "\n",
-                       v->name, v->n, v->cp_seq);
+                printf("%s: OK: %zu records, checkpoint seq %" PRIu64 "%s, all in " MERGED_FILE
+                       "\n",
+                       v->name, v->n, v->cp_seq, v->key ? ", key pinned" : "");
                 return;
         }
         json_array_foreach(v->problems, i, p)
@@ -600,7 +572,8 @@ static void print_node(const vnode *v)
         }
 }
 
-static int report(const char *dir, vnode *vs, size_t n, size_t records, json_t *bprob, bool json)
+static int report(const char *dir, vnode *vs, size_t n, size_t records, json_t *bprob,
+                  const char *pins_from, bool json)
 {
         char failed[2048] = "", missing[2048] = "";
         bool ok = json_array_size(bprob) == 0, partial = false;
@@ -625,19 +598,20 @@ static int report(const char *dir, vnode *vs, size_t n, size_t records, json_t *
                                 snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
                                          "%s%s", failed[0] ? ", " : "", v->name);
                         ok = ok && good;
-                        e = json_pack("{s:s, s:s, s:I, s:I, s:O}", "node", v->name, "status",
+                        e = json_pack("{s:s, s:s, s:I, s:I, s:b, s:O}", "node", v->name, "status",
                                       good ? "ok" : "fail", "records", (json_int_t)v->n,
-                                      "checkpoint_seq", (json_int_t)v->cp_seq, "problems",
-                                      v->problems);
+                                      "checkpoint_seq", (json_int_t)v->cp_seq, "key_pinned",
+                                      v->key != NULL, "problems", v->problems);
                 }
                 json_array_append_new(out, e);
                 if (!json)
                         print_node(v);
         }
         if (json) {
-                json_t *o = json_pack("{s:s, s:b, s:b, s:I, s:o, s:O}", "bundle", dir, "ok",
-                                      ok && !partial, "partial", partial, "records",
-                                      (json_int_t)records, "nodes", out, "problems", bprob);
+                json_t *o =
+                    json_pack("{s:s, s:b, s:b, s:I, s:s?, s:o, s:O}", "bundle", dir, "ok",
+                              ok && !partial, "partial", partial, "records", (json_int_t)records,
+                              "pinned_by", pins_from, "nodes", out, "problems", bprob);
                 cli_print_json(o);
                 json_decref(o);
                 return ok && !partial ? 0 : KERF_EXIT_REFUSED;
@@ -645,6 +619,9 @@ static int report(const char *dir, vnode *vs, size_t n, size_t records, json_t *
         json_decref(out);
         json_array_foreach(bprob, i, p)
             printf("bundle: FAIL: %s\n", cli_safe(json_string_value(p)));
+        if (!pins_from)
+                printf("bundle: note: which nodes it must hold and their keys were not checked "
+                       "(--nodes FILE with each node's audit_key pins them)\n");
         if (ok && !partial)
                 printf("bundle %s intact: %zu nodes, %zu records\n", cli_safe(dir), nodes, records);
         else
@@ -654,7 +631,33 @@ static int report(const char *dir, vnode *vs, size_t n, size_t records, json_t *
         return ok && !partial ? 0 : KERF_EXIT_REFUSED;
 }
 
-int cli_bundle_verify(const char *dir, bool json)
+/* The pins: every node of the bundle is one of them (its key, if pinned, set in vs), and every
+ * one of them is in the bundle. */
+static void check_pins(vnode *vs, size_t n, const cli_bundle_pin *pins, size_t n_pins,
+                       const char *from, json_t *bprob)
+{
+        for (size_t i = 0; i < n; i++) {
+                size_t k = 0;
+                if (!vs[i].name)
+                        continue;
+                while (k < n_pins && strcmp(pins[k].name, vs[i].name) != 0)
+                        k++;
+                if (k == n_pins)
+                        problem(bprob, "node %s is in the bundle but not in %s", vs[i].name, from);
+                else if (pins[k].key[0])
+                        vs[i].key = pins[k].key;
+        }
+        for (size_t k = 0; k < n_pins; k++)
+                if (!find_node(vs, n, pins[k].name))
+                        problem(bprob,
+                                "node %s of %s is not in the bundle (removed from it: no "
+                                "directory, manifest entry or lines; or exported from another "
+                                "nodes file)",
+                                pins[k].name, from);
+}
+
+int cli_bundle_verify(const char *dir, const cli_bundle_pin *pins, size_t n_pins,
+                      const char *pins_from, bool json)
 {
         char path[4400];
         json_error_t je;
@@ -712,6 +715,13 @@ int cli_bundle_verify(const char *dir, bool json)
                         continue;
                 }
                 vs[i].name = name;
+        }
+        if (pins)
+                check_pins(vs, n, pins, n_pins, pins_from, bprob);
+        for (size_t i = 0; i < n; i++) {
+                json_t *e = json_array_get(nodes, i);
+                if (!vs[i].name)
+                        continue;
                 if (!json_is_true(json_object_get(e, "ok"))) {
                         vs[i].why = json_string_value(json_object_get(e, "error"));
                         if (!vs[i].why)
@@ -726,7 +736,7 @@ int cli_bundle_verify(const char *dir, bool json)
         if ((json_int_t)rs.n !=
             json_integer_value(json_object_get(json_object_get(man, "merged"), "records")))
                 problem(bprob, "the manifest's merged record count is not the nodes' %zu", rs.n);
-        ex = report(dir, vs, n, rs.n, bprob, json);
+        ex = report(dir, vs, n, rs.n, bprob, pins ? pins_from : NULL, json);
 out:
         for (size_t i = 0; i < n; i++) {
                 json_decref(vs ? vs[i].problems : NULL);

@@ -11,33 +11,6 @@
 #include "cli.h"
 #include "kerf/store.h"
 
-/* --key: 64 hex digits, or a file holding them (kerfd's <state>/audit.pub). */
-static int load_pub(const char *arg, char pub[KERF_STORE_PK_HEX])
-{
-        char *text = NULL;
-        const char *v = arg;
-        size_t n;
-
-        if (strlen(arg) != KERF_STORE_PK_HEX - 1 ||
-            strspn(arg, "0123456789abcdef") != KERF_STORE_PK_HEX - 1) {
-                if (!(text = cli_file_read(arg, NULL))) {
-                        cli_err("--key %s: %s", arg, strerror(errno));
-                        return KERF_EXIT_USAGE;
-                }
-                v = text;
-        }
-        n = strspn(v, "0123456789abcdef");
-        if (n != KERF_STORE_PK_HEX - 1) {
-                cli_err("--key: expected an Ed25519 public key (64 hex digits, or audit.pub)");
-                free(text);
-                return KERF_EXIT_USAGE;
-        }
-        memcpy(pub, v, n);
-        pub[n] = '\0';
-        free(text);
-        return 0;
-}
-
 static int checkpoint(cli *c, int argc, char **argv)
 {
         const char *out = NULL, *append = NULL;
@@ -133,7 +106,7 @@ static int report(cli *c, const kerf_store_audit_report *rep, const kerf_store_c
 
 static int verify(cli *c, int argc, char **argv)
 {
-        const char *in = NULL, *against = NULL, *key = NULL, *bundle = NULL;
+        const char *in = NULL, *against = NULL, *key = NULL, *bundle = NULL, *nodes = NULL;
         kerf_store_checkpoint cp;
         kerf_store_audit_report rep;
         char pub[KERF_STORE_PK_HEX];
@@ -150,9 +123,11 @@ static int verify(cli *c, int argc, char **argv)
                         key = argv[++i];
                 else if (!strcmp(argv[i], "--bundle") && i + 1 < argc)
                         bundle = argv[++i];
+                else if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+                        nodes = argv[++i];
                 else {
                         cli_err("audit verify: expected [--in EXPORT] [--against CHECKPOINT] "
-                                "[--key PUBLIC_KEY] or --bundle DIR");
+                                "[--key PUBLIC_KEY] or --bundle DIR [--nodes FILE]");
                         return KERF_EXIT_USAGE;
                 }
         }
@@ -163,9 +138,22 @@ static int verify(cli *c, int argc, char **argv)
                         "DIR/NODE/checkpoint.json --key PUB)");
                 return KERF_EXIT_USAGE;
         }
-        if (bundle)
-                return cli_bundle_verify(bundle, c->json);
-        if (key && (ex = load_pub(key, pub)))
+        if (nodes && !bundle) {
+                cli_err("audit verify: --nodes FILE goes with --bundle DIR (it pins the nodes "
+                        "and their keys a cluster bundle must hold)");
+                return KERF_EXIT_USAGE;
+        }
+        if (bundle) {
+                cli_bundle_pin *pins = NULL;
+                size_t n_pins = 0;
+                char path[4096];
+                if (nodes && (ex = cli_cluster_pins(nodes, &pins, &n_pins, path, sizeof(path))))
+                        return ex;
+                ex = cli_bundle_verify(bundle, pins, n_pins, nodes ? path : NULL, c->json);
+                free(pins);
+                return ex;
+        }
+        if (key && (ex = cli_pub_key(key, "--key", pub)))
                 return ex;
         if (against && (ex = load_checkpoint(against, key ? pub : NULL, &cp)))
                 return ex;

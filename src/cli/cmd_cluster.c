@@ -15,10 +15,11 @@
 #define MAX_NODES 256
 
 typedef struct cnode {
-        char name[64];
+        char name[64]; /* sizeof(cli_bundle_pin.name) */
         char socket[256];
         char url[256];
         char token[256];
+        char audit_key[KERF_STORE_PK_HEX]; /* "" when the file gives none */
 } cnode;
 
 static cnode nodes[MAX_NODES];
@@ -51,6 +52,28 @@ static int set_str(const char *path, yaml_node_t *v, const char *key, char *out,
                 return bad(path, v, msg);
         }
         snprintf(out, cap, "%s", (const char *)v->data.scalar.value);
+        return 0;
+}
+
+/* audit_key: the node's audit public key, 64 hex digits or a file holding them (a relative
+ * path is taken from the nodes file's directory). */
+static int set_key(const char *path, yaml_node_t *v, char out[KERF_STORE_PK_HEX])
+{
+        char arg[4096], why[512], msg[700];
+        const char *s, *slash = strrchr(path, '/');
+
+        if (v->type != YAML_SCALAR_NODE || v->data.scalar.length == 0 ||
+            v->data.scalar.length >= 2048)
+                return bad(path, v, "audit_key: 64 hex digits or a file holding them");
+        s = (const char *)v->data.scalar.value;
+        if (s[0] != '/' && strlen(s) != KERF_STORE_PK_HEX - 1 && slash)
+                snprintf(arg, sizeof(arg), "%.*s/%s", (int)(slash - path), path, s);
+        else
+                snprintf(arg, sizeof(arg), "%s", s);
+        if (cli_pub_key_parse(arg, out, why, sizeof(why)) < 0) {
+                snprintf(msg, sizeof(msg), "audit_key: %s", why);
+                return bad(path, v, msg);
+        }
         return 0;
 }
 
@@ -114,7 +137,8 @@ static int load_nodes(const char *path)
                 c = &nodes[n_nodes];
                 memset(c, 0, sizeof(*c));
                 if (m->type != YAML_MAPPING_NODE) {
-                        ex = bad(path, m, "a node is a mapping {name, socket | url, token}");
+                        ex = bad(path, m,
+                                 "a node is a mapping {name, socket | url, token, audit_key}");
                         goto out;
                 }
                 for (yaml_node_pair_t *pr = m->data.mapping.pairs.start;
@@ -131,8 +155,11 @@ static int load_nodes(const char *path)
                                 ex = set_str(path, v, ks, c->url, sizeof(c->url));
                         else if (!strcmp(ks, "token"))
                                 ex = set_str(path, v, ks, c->token, sizeof(c->token));
+                        else if (!strcmp(ks, "audit_key"))
+                                ex = set_key(path, v, c->audit_key);
                         else
-                                ex = bad(path, k, "unknown key (name, socket, url, token)");
+                                ex = bad(path, k,
+                                         "unknown key (name, socket, url, token, audit_key)");
                         if (ex)
                                 goto out;
                 }
@@ -179,6 +206,25 @@ int cli_cluster_node(const char *name, kerf_client_opts *o)
                 }
         cli_err("--node: no node '%s' in %s", cli_safe(name), path);
         return KERF_EXIT_USAGE;
+}
+
+int cli_cluster_pins(const char *file, cli_bundle_pin **ret, size_t *ret_n, char *path,
+                     size_t pathcap)
+{
+        int ex;
+        nodes_path(file, path, pathcap);
+        if ((ex = load_nodes(path)))
+                return ex;
+        if (!(*ret = calloc(n_nodes, sizeof(**ret)))) {
+                cli_err("out of memory");
+                return KERF_EXIT_REFUSED;
+        }
+        for (size_t i = 0; i < n_nodes; i++) {
+                memcpy((*ret)[i].name, nodes[i].name, sizeof((*ret)[i].name));
+                memcpy((*ret)[i].key, nodes[i].audit_key, sizeof((*ret)[i].key));
+        }
+        *ret_n = n_nodes;
+        return 0;
 }
 
 /* GET path on node i into *ret; on failure *ret_why says why (static). 0 or an exit code. */

@@ -112,10 +112,12 @@ static const struct {
               "       kerf audit verify [--in EXPORT] [--against CHECKPOINT] [--key PUB]\n"
               "            recompute the chain (--in: an export file, no kerfd needed) and\n"
               "            check it still holds the checkpointed record (truncation, rewrite)\n"
-              "       kerf audit verify --bundle DIR [--json]\n"
+              "       kerf audit verify --bundle DIR [--nodes FILE] [--json]\n"
               "            a kerf cluster audit export: every node's chain against its\n"
               "            checkpoint, the manifest's digests, merged.jsonl the exact union\n"
-              "            in order; OK/FAIL per node; a failed node's export: partial, exit 1\n"},
+              "            in order; OK/FAIL per node; a failed node's export: partial, exit 1;\n"
+              "            --nodes: the bundle holds exactly the file's nodes, each checkpoint\n"
+              "            signed by the node's audit_key where the file gives one\n"},
     {"top", "usage: kerf top [--interval S] [--once | --watch]\nA refreshing view (--watch, "
             "the default) of GPUs, units and running tasks,\nwith each software slice's memory "
             "and compute use against its grant.\n"},

@@ -266,6 +266,104 @@ static void check_merged(const char *dir)
         assert_int_equal(run(cmd, out, sizeof(out)), 2);
 }
 
+/* kerf audit verify --bundle B --nodes PINS: its exit code, its output in out */
+static int verify_pinned(const char *b, const char *pins, char *out, size_t cap)
+{
+        char cmd[2048];
+        snprintf(cmd, sizeof(cmd), "%s audit verify --bundle %s --nodes %s 2>&1", KERF_BIN, b,
+                 pins);
+        return run(cmd, out, cap);
+}
+
+static void write_pins(const char *path, const char *body)
+{
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(body, f);
+        fclose(f);
+}
+
+/* --nodes pins the bundle's node set and each node's audit key (docs/CLUSTER.md): a node
+ * removed whole, a node of the file missing, a node signed by another key all fail. */
+static void check_pins(const char *dir)
+{
+        static char out[65536], pins[600], body[4096], path[1024], b[512];
+        char *pub_b;
+        json_t *j, *kept;
+        char *lines[4096];
+        size_t n, m = 0;
+
+        snprintf(path, sizeof(path), "%s/state/audit.pub", B.dir);
+        pub_b = kd_read(path);
+        assert_non_null(pub_b);
+        pub_b[strcspn(pub_b, "\n")] = '\0';
+        assert_int_equal(strlen(pub_b), 64);
+        snprintf(pins, sizeof(pins), "%s/pins.yaml", dir);
+        /* na's key as a file, nb's as hex: the bundle verifies, keys pinned */
+        snprintf(body, sizeof(body),
+                 "nodes:\n  - {name: na, socket: /x, audit_key: %s/state/audit.pub}\n"
+                 "  - {name: nb, socket: /y, audit_key: %s}\n",
+                 A.dir, pub_b);
+        write_pins(pins, body);
+        snprintf(b, sizeof(b), "%s/bundle", dir);
+        assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 0);
+        assert_non_null(strstr(out, "na: OK: "));
+        assert_non_null(strstr(out, ", key pinned, all in merged.jsonl"));
+        assert_null(strstr(out, "were not checked"));
+        /* na pinned to nb's key: na's checkpoint is another kerfd's */
+        snprintf(body, sizeof(body),
+                 "nodes:\n  - {name: na, socket: /x, audit_key: %s}\n  - {name: nb, socket: /y}\n",
+                 pub_b);
+        write_pins(pins, body);
+        assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 1);
+        assert_non_null(strstr(out, "na: FAIL: na/checkpoint.json is signed by key"));
+        assert_non_null(strstr(out, "nb: OK: "));
+        /* a node of the file that the bundle lacks */
+        write_pins(pins, "nodes:\n  - {name: na, socket: /x}\n  - {name: nb, socket: /y}\n"
+                         "  - {name: nc, socket: /z}\n");
+        assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 1);
+        assert_non_null(strstr(out, "bundle: FAIL: node nc of"));
+        /* a bad audit_key: the nodes file's line is named, exit 2 */
+        write_pins(pins, "nodes:\n  - {name: na, socket: /x, audit_key: 12ab}\n");
+        assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 2);
+        assert_non_null(strstr(out, "pins.yaml:2: audit_key:"));
+
+        /* nb removed whole (its directory, manifest entry and merged lines): the bundle still
+         * verifies on its own (the gap the pins close), and fails against the nodes file */
+        copy_bundle(dir, 7, b, sizeof(b));
+        snprintf(path, sizeof(path), "rm -r %s/nb", b);
+        assert_int_equal(system(path), 0);
+        snprintf(path, sizeof(path), "%s/merged.jsonl", b);
+        n = read_lines(path, lines);
+        for (size_t i = 0; i < n; i++) {
+                if (strstr(lines[i], "{\"node\":\"nb\"")) {
+                        free(lines[i]);
+                        continue;
+                }
+                lines[m++] = lines[i];
+        }
+        assert_true(m > 0 && m < n);
+        write_lines(path, lines, m, (size_t)-1);
+        free_lines(lines, m);
+        snprintf(path, sizeof(path), "%s/manifest.json", b);
+        j = json_load_file(path, 0, NULL);
+        assert_non_null(j);
+        kept = json_array();
+        json_array_append(kept, json_array_get(json_object_get(j, "nodes"), 0));
+        json_object_set_new(j, "nodes", kept);
+        json_object_set_new(json_object_get(j, "merged"), "records", json_integer((json_int_t)m));
+        dump_json(path, j);
+        json_decref(j);
+        snprintf(body, sizeof(body), "%s audit verify --bundle %s 2>&1", KERF_BIN, b);
+        assert_int_equal(run(body, out, sizeof(out)), 0);
+        assert_non_null(strstr(out, "were not checked"));
+        write_pins(pins, "nodes:\n  - {name: na, socket: /x}\n  - {name: nb, socket: /y}\n");
+        assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 1);
+        assert_non_null(strstr(out, "bundle: FAIL: node nb of"));
+        assert_non_null(strstr(out, "is not in the bundle"));
+        free(pub_b);
+}
+
 static void test_cluster(void **st)
 {
         (void)st;
@@ -330,6 +428,7 @@ static void test_cluster(void **st)
                 free(lines);
         }
         check_merged(A.dir);
+        check_pins(A.dir);
         /* /metrics names the node once (kerf_node_info) */
         {
                 long status;
