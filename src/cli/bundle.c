@@ -229,6 +229,13 @@ static json_t *node_entry(const char *dir, cli_bundle_node *nd, size_t i, brecs 
                 snprintf(nd->error, sizeof(nd->error), CP_FILE ": %s", last ? perr : "empty");
                 goto failed;
         }
+        if (nd->key[0] && strcmp(c.public_key, nd->key) != 0) {
+                snprintf(nd->error, sizeof(nd->error),
+                         CP_FILE " is signed by key %.16s..., not the nodes file's audit_key "
+                                 "%.16s...",
+                         c.public_key, nd->key);
+                goto failed;
+        }
         if (load_records(au, i, rs, nd->error, sizeof(nd->error)) < 0)
                 goto failed;
         json_object_set_new(e, "ok", json_true());

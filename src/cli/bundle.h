@@ -10,12 +10,14 @@
 #include "kerf/store.h"
 
 /* One node of a cluster export, as kerf cluster audit export saw it. `error` is empty when the
- * node's directory (DIR/NAME/checkpoint.json, audit.jsonl) was written, else why it was not. */
+ * node's directory (DIR/NAME/checkpoint.json, audit.jsonl) was written, else why it was not. A
+ * node with a `key` whose checkpoint another key signed is listed as failed. */
 typedef struct cli_bundle_node {
         char name[64];
         char endpoint[256];
         long long exported_s;
         char error[512];
+        char key[KERF_STORE_PK_HEX]; /* the nodes file's audit_key, "" when none */
 } cli_bundle_node;
 
 /* Writes DIR/merged.jsonl and then DIR/manifest.json (each to a temporary file renamed into

@@ -384,6 +384,7 @@ static int audit_export(const char *dir, bool json)
                 snprintf(bn[i].endpoint, sizeof(bn[i].endpoint), "%s",
                          nodes[i].socket[0] ? nodes[i].socket : nodes[i].url);
                 bn[i].exported_s = (long long)time(NULL);
+                memcpy(bn[i].key, nodes[i].audit_key, sizeof(bn[i].key));
                 snprintf(nd, sizeof(nd), "%s/%s", dir, nodes[i].name);
                 if (mkdir(nd, 0755) < 0 && errno != EEXIST) {
                         snprintf(why, sizeof(why), "%s: %s", nd, strerror(errno));

@@ -361,6 +361,21 @@ static void check_pins(const char *dir)
         assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 1);
         assert_non_null(strstr(out, "bundle: FAIL: node nb of"));
         assert_non_null(strstr(out, "is not in the bundle"));
+
+        /* the export checks the pins too: nb pinned to na's key is listed as failed */
+        snprintf(body, sizeof(body),
+                 "nodes:\n  - {name: na, socket: %s, audit_key: %s/state/audit.pub}\n"
+                 "  - {name: nb, socket: %s, audit_key: %s/state/audit.pub}\n",
+                 A.sock, A.dir, B.sock, A.dir);
+        write_pins(pins, body);
+        snprintf(body, sizeof(body), "%s cluster audit export --nodes %s --out %s/pinned 2>&1",
+                 KERF_BIN, pins, dir);
+        assert_int_equal(run(body, out, sizeof(out)), 1);
+        assert_non_null(strstr(out, "nb: checkpoint.json is signed by key"));
+        snprintf(b, sizeof(b), "%s/pinned", dir);
+        assert_int_equal(verify_pinned(b, pins, out, sizeof(out)), 1);
+        assert_non_null(strstr(out, "na: OK: "));
+        assert_non_null(strstr(out, "nb: NOT EXPORTED: checkpoint.json is signed by key"));
         free(pub_b);
 }
 
