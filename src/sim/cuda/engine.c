@@ -368,8 +368,20 @@ static uint64_t slice_start(kc_engine *e)
         return t < e->last_event_ns && e->last_event_ns <= now ? e->last_event_ns : t;
 }
 
+/* Whether op starts device work: a kernel, or an event recorded right before a queued kernel
+ * (the pair a timing bracket opens). The worker runs such an event inside the kernel's slice,
+ * so it takes the device time the kernel starts at, not the host time the worker got to it: on
+ * an idle GPU a real stream reaches both within microseconds; the worker's wake-up and the
+ * token hand-over are this simulator's host overhead, not device time between them. */
+static bool starts_kernel(const kc_op *op)
+{
+        return op->kind == KC_OP_KERNEL ||
+               (op->kind == KC_OP_EVENT_RECORD && op->next && op->next->kind == KC_OP_KERNEL);
+}
+
 /* Holding the token, runs up to one time slice of `ctx`. Called and returns with e->mu held.
- * Returns the device time used. */
+ * Returns the device time used. Events that are ready when the slice's time is used up are
+ * recorded at its device end (the time the stream reached them), not after the hand-over. */
 static uint64_t run_slice(kc_engine *e, kc_ctx *ctx)
 {
         uint64_t used = 0, t0 = slice_start(e);
@@ -396,6 +408,8 @@ static uint64_t run_slice(kc_engine *e, kc_ctx *ctx)
                 if (!op->remaining_ns)
                         complete(e, s, op);
         }
+        while (!e->stop && (op = pick(e, ctx, &s)) && op->kind == KC_OP_EVENT_RECORD)
+                run_other(e, s, op, t0 + used);
         if (used && !e->sh->virtual_clock)
                 __atomic_store_n(&e->sh->busy_until, t0 + used, __ATOMIC_RELEASE);
         return used;
@@ -410,7 +424,7 @@ static void *worker(void *arg)
         while (!e->stop) {
                 kc_stream *s;
                 kc_op *op = pick(e, NULL, &s);
-                if (held && (!op || op->kind != KC_OP_KERNEL)) {
+                if (held && (!op || !starts_kernel(op))) {
                         /* nothing to run on the device now: never idle (or run host work)
                          * while others may be waiting for the token */
                         pthread_mutex_unlock(&e->mu);
@@ -434,7 +448,7 @@ static void *worker(void *arg)
                         }
                         continue;
                 }
-                if (op->kind != KC_OP_KERNEL) {
+                if (!starts_kernel(op)) {
                         run_other(e, s, op, 0);
                         continue;
                 }

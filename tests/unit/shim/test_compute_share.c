@@ -113,7 +113,8 @@ static void t_virtual_graph_sync(void **state)
 
 /* The default clock: kernels take wall time on a time-sliced engine and events carry the
  * engine's wall-clock timestamps (with its scheduling noise). Moderate targets, fewer
- * children side by side (the machine has 2 cores). */
+ * children side by side (the machine has 2 cores); a loop that synchronises after every
+ * launch at 70 % (its timing pairs start on an idle stream: an overcharge reads low here). */
 static void t_default_clock(void **state)
 {
         (void)state;
@@ -121,15 +122,16 @@ static void t_default_clock(void **state)
                 skip();
         spec sp[] = {{30, "async", "500", NULL, 0, 0, 0, 0},
                      {50, "async", "500", NULL, 0, 0, 0, 0},
-                     {40, "graph", "300", NULL, 0, 0, 0, 0}};
-        run(sp, 3);
-        if (!held(sp, 3)) {
+                     {40, "graph", "300", NULL, 0, 0, 0, 0},
+                     {70, "sync", "2000", NULL, 0, 0, 0, 0}};
+        run(sp, 4);
+        if (!held(sp, 4)) {
                 /* wall-clock windows on a shared 2-core host: a miss must repeat to count */
                 fprintf(stderr, "compute test: a default-clock share was off once: measuring "
                                 "again\n");
-                run(sp, 3); /* run() writes every result field anew */
+                run(sp, 4); /* run() writes every result field anew */
         }
-        check(sp, 3);
+        check(sp, 4);
 }
 
 /* The test switch that breaks the limiter must make the share check fail. */
