@@ -2,7 +2,8 @@
 /* test_join.c - several processes share one attached task (POST /v1/tasks/{id}/join): a second
  * child joins the first's task and gets the same attach_env; the task lives while any of them
  * does; refusals (unknown, pending, submitted task; a pid attached or joined already, init, a
- * process of another uid; a bad body; a store that cannot write); members survive a restart */
+ * process of another uid; a bad body; a store that cannot write; past KERF_ATTACH_MAX_PIDS);
+ * members survive a restart */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "clirun.h"
 
 static char fail_file[128];
 
@@ -257,7 +258,8 @@ static void test_join(void **st)
         reap(c5);
 }
 
-/* Two members live across a kerfd restart; the detach ends the whole task. */
+/* Two members live across a kerfd restart (kerf show lists them); the detach ends the whole
+ * task. */
 static void test_join_restart(void **st)
 {
         pid_t c1 = child(), c2 = child(), want[2] = {c1, c2};
@@ -279,6 +281,14 @@ static void test_join_restart(void **st)
         assert_string_equal(json_string_value(json_object_get(t, "state")), "running");
         pids_are(t, want, 2);
         json_decref(t);
+        /* kerf show prints them */
+        char ids[32], line[96];
+        snprintf(ids, sizeof(ids), "%llu", id);
+        kd_out o = kd_cli_runv(&k, NULL, NULL, "show", ids, NULL);
+        kd_cli_assert_code(&o, 0);
+        snprintf(line, sizeof(line), "pids           %d %d (2 processes)\n", (int)c1, (int)c2);
+        assert_non_null(strstr(o.out, line));
+        kd_out_fini(&o);
         /* the member alone keeps it after the restart too */
         reap(c1);
         kd_sleep_ms(1500);
@@ -294,9 +304,42 @@ static void test_join_restart(void **st)
         reap(c2);
 }
 
+/* At most KERF_ATTACH_MAX_PIDS (256) processes join one task: the next one is a 409 naming the
+ * limit. */
+static void test_join_limit(void **st)
+{
+        enum { MAX = 256 };
+        pid_t first = child(), extra[MAX + 1];
+        json_t *t;
+        long s;
+        unsigned long long id;
+        kd k;
+        (void)st;
+
+        kd_setup(&k, NULL);
+        id = attach(&k, first, NULL, "running", NULL);
+        for (int i = 0; i <= MAX; i++)
+                extra[i] = child();
+        for (int i = 0; i < MAX; i++) {
+                t = join(&k, id, extra[i], &s);
+                assert_int_equal(s, 200);
+                json_decref(t);
+        }
+        join_refused(&k, id, extra[MAX], 409, "256 joined processes");
+        t = get(&k, id);
+        assert_int_equal(json_array_size(json_object_get(t, "pids")), MAX + 1);
+        json_decref(t);
+        kd_stop(&k);
+        kd_cleanup(&k);
+        for (int i = 0; i <= MAX; i++)
+                reap(extra[i]);
+        reap(first);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {cmocka_unit_test(test_join),
-                                           cmocka_unit_test(test_join_restart)};
+                                           cmocka_unit_test(test_join_restart),
+                                           cmocka_unit_test(test_join_limit)};
         return cmocka_run_group_tests(tests, setup, teardown);
 }

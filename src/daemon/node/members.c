@@ -120,6 +120,22 @@ bool kerfd__attached_alive(kerfd_node *n, dtask *t)
         return first || t->n_members > 0;
 }
 
+void kerfd__members_fence(kerfd_node *n, dtask *t)
+{
+        char err[256];
+
+        for (unsigned i = 0; t->fence && i < t->n_members; i++) {
+                kerfd_member *m = &t->members[i];
+                char *cg = NULL;
+                if (kerfd__fence_move(n, t, m->pid, &cg, err, sizeof(err)) < 0) {
+                        log_warn("task %llu: joined %s", (unsigned long long)t->rec.id, err);
+                        continue;
+                }
+                free(m->cg);
+                m->cg = cg;
+        }
+}
+
 uint64_t kerfd__member_task(kerfd_node *n, pid_t pid)
 {
         kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;

@@ -418,6 +418,9 @@ int kerfd__task_join(kerfd_node *n, dtask *t, pid_t pid, const char *actor, char
 /* An attached task's liveness: true while its first process or any member lives. Members that
  * ended are dropped (and their rows removed, deferred). */
 bool kerfd__attached_alive(kerfd_node *n, dtask *t);
+/* Attached task t placed again (after a requeue) and fenced anew: its members go into the fence
+ * too (a member that cannot be moved is logged and stays a member). */
+void kerfd__members_fence(kerfd_node *n, dtask *t);
 /* The live task whose member `pid` is, 0 when none. */
 uint64_t kerfd__member_task(kerfd_node *n, pid_t pid);
 /* Recovery of running attached task t: its stored members read back; the live ones (pid and
