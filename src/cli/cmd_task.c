@@ -320,12 +320,19 @@ int cli_show(cli *c, int argc, char **argv)
             "exit_code", "signal",      "queue_wait_ms", "preemptions", "restarts", NULL};
         for (const char *const *k = keys; *k; k++)
                 printf("%-14s %s\n", *k, cli_str(t, *k));
+        json_t *pids = json_object_get(t, "pids"), *p;
+        size_t i;
+        if (json_array_size(pids) > 0) { /* a live attached task: its pid and those that joined */
+                printf("%-14s", "pids");
+                json_array_foreach(pids, i, p) printf(" %lld", (long long)json_integer_value(p));
+                printf(" (%zu process%s)\n", json_array_size(pids),
+                       json_array_size(pids) == 1 ? "" : "es");
+        }
         printf("%-14s %s\n", "reason", cli_str(json_object_get(t, "reason"), "text"));
         const json_t *rq = json_object_get(t, "request");
         printf("%-14s memory %s, host memory %s, max runtime %s, idle timeout %s\n", "requested",
                cli_bytes(rq, "memory"), cli_bytes(rq, "host_memory"),
                cli_duration(rq, "max_runtime_s"), cli_duration(rq, "idle_timeout_s"));
-        size_t i;
         json_t *u;
         json_array_foreach(json_object_get(t, "units"), i, u)
         {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_fence.c - device fencing when kerfd runs as root: a task on GPU N can open its
  * <devdir>/nvidiaN and gets EPERM on another GPU's node (mknod major 195 in a temp dir); an
- * attached process is moved into its task's fence and back out when the task ends */
+ * attached process, and a process that joins its task, are moved into the task's fence (the
+ * same rule for both) and back out when the task ends; a join the store cannot record leaves
+ * no process in the fence */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+
+static char fail_file[128]; /* member rows cannot be written while it exists */
 
 /* A launcher's process: waits for a byte, tries to open <dev>/nvidia0..7, answers with the
  * mask of EPERM refusals, then idles (bounded). */
@@ -71,6 +75,18 @@ static bool in_task_cgroup(pid_t p, unsigned long long id)
         return in;
 }
 
+/* Asks a probe_child for its mask of refused GPUs. */
+static unsigned char probe(int to, int from)
+{
+        char c = 'x';
+        unsigned char mask = 0;
+        struct pollfd pf = {.fd = from, .events = POLLIN};
+        assert_int_equal(write(to, &c, 1), 1);
+        assert_int_equal(poll(&pf, 1, 10000), 1);
+        assert_int_equal(read(from, &mask, 1), 1);
+        return mask;
+}
+
 static void attach_fenced(kd *k, const char *dev)
 {
         char body[256], path[96], c = 'x';
@@ -101,6 +117,31 @@ static void attach_fenced(kd *k, const char *dev)
         assert_int_equal(read(from, &mask, 1), 1);
         assert_true(mask & (1u << ((g + 1) % 8))); /* another GPU: refused */
         assert_false(mask & (1u << g));            /* its own: allowed */
+
+        /* a join the store cannot record: 507, and the process is not left in the fence */
+        int rto, rfrom, qto, qfrom, fd = open(fail_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        pid_t r = probe_child(dev, &rto, &rfrom), q = probe_child(dev, &qto, &qfrom);
+        assert_true(fd >= 0);
+        close(fd);
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/join", id);
+        snprintf(body, sizeof(body), "{\"pid\":%d}", (int)r);
+        json_decref(kd_call(k, "POST", path, body, NULL, &s, NULL));
+        assert_int_equal(s, 507);
+        assert_false(in_task_cgroup(r, id));
+        unlink(fail_file);
+        /* another process joins: in the same fence, under the same rule */
+        snprintf(body, sizeof(body), "{\"pid\":%d}", (int)q);
+        for (int i = 0; i < 50; i++) { /* once kerfd's probe finds the store writable */
+                json_decref(kd_call(k, "POST", path, body, NULL, &s, NULL));
+                if (s != 507)
+                        break;
+                kd_sleep_ms(100);
+        }
+        assert_int_equal(s, 200);
+        assert_true(in_task_cgroup(q, id));
+        mask = probe(qto, qfrom);
+        assert_true(mask & (1u << ((g + 1) % 8)));
+        assert_false(mask & (1u << g));
         snprintf(path, sizeof(path), "/v1/tasks/%llu/cancel", id);
         json_decref(kd_call(k, "POST", path, NULL, NULL, &s, NULL));
         assert_int_equal(s, 200);
@@ -109,10 +150,16 @@ static void attach_fenced(kd *k, const char *dev)
         json_decref(t);
         assert_true(kd_pid_alive(p)); /* not signalled: its launcher owns it */
         assert_false(in_task_cgroup(p, id));
-        kill(p, SIGKILL);
-        waitpid(p, NULL, 0);
-        close(to);
-        close(from);
+        assert_true(kd_pid_alive(q)); /* the member too: back in its own cgroup */
+        assert_false(in_task_cgroup(q, id));
+        pid_t all[3] = {p, q, r};
+        int fds[6] = {to, from, qto, qfrom, rto, rfrom};
+        for (int i = 0; i < 3; i++) {
+                kill(all[i], SIGKILL);
+                waitpid(all[i], NULL, 0);
+        }
+        for (int i = 0; i < 6; i++)
+                close(fds[i]);
 }
 
 static void test_fence(void **st)
@@ -138,7 +185,11 @@ static void test_fence(void **st)
         snprintf(path, sizeof(path), "%s/nvidiactl", dev);
         assert_int_equal(mknod(path, S_IFCHR | 0666, makedev(195, 255)), 0);
         snprintf(extra, sizeof(extra), "fencing:\n  mode: auto\n  dev_dir: %s\n", dev);
+        snprintf(fail_file, sizeof(fail_file), "/tmp/kerf-it-fence-fail-%d", (int)getpid());
+        snprintf(path, sizeof(path), "member_add@%s", fail_file);
+        setenv("KERFD_TEST_STORE_FAIL", path, 1);
         kd_setup(&k, extra);
+        unsetenv("KERFD_TEST_STORE_FAIL");
         log = kd_read(k.log);
         if (!log || !strstr(log, "device fencing: cgroup")) {
                 fprintf(stderr, "skipped: no writable cgroup device support here\n");

@@ -168,6 +168,7 @@ static int attach_process(kerfd_node *n, dtask *t, char *err, size_t errlen)
                 kerfd__slice_remove(n, t);
                 return r;
         }
+        kerfd__members_fence(n, t); /* placed again after a requeue: its members too */
         /* a failure is logged and the task runs: its launcher sees no "cdi_device" */
         (void)kerfd__cdi_task_write(n, t);
         return 0;
