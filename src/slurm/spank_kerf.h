@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* spank_kerf.h - the pieces of spank_kerf.so below its SPANK hooks: a minimal HTTP client to
- * kerfd's Unix socket, the attach request it builds, and the shard rule */
+ * kerfd's Unix socket, Slurm's gres index mapped to kerfd's devices, the option parsers (the
+ * task group table is group.h) */
 #ifndef KERF_SPANK_KERF_H
 #define KERF_SPANK_KERF_H
 
@@ -17,6 +18,32 @@
  * each read and write. */
 int kerf_spank_http(const char *sock, const char *method, const char *path, const char *body,
                     long timeout_ms, long *ret_status, json_t **ret_body, char *err, size_t errlen);
+
+/* The bound of each read and write of the plugin's requests to kerfd. */
+#define KERF_SPANK_HTTP_TIMEOUT_MS 10000
+
+/* How many entries a comma-separated list (CUDA_VISIBLE_DEVICES) has: 1 + its commas. */
+unsigned kerf_spank_count_list(const char *s);
+
+/* GPU memory of the first GPU of kerfd at `sock` (the shard rule's base): GET /v1/gpus.
+ * Returns 0 and *ret, -errno when kerfd is not reachable, -EPROTO when it answers no GPU;
+ * `err` says why. */
+int kerf_spank_gpu_memory(const char *sock, uint64_t *ret, char *err, size_t errlen);
+
+/* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type.
+ * gres.conf from `kerf slurm gres-conf` lists whole GPUs (those not in MIG mode, by index),
+ * then MIG instances in (GPU, unit) order (kerf_gres_mig_order); shards sit on the whole GPUs.
+ * Index `cvd` names the GPU Slurm chose, read from kerfd at `sock` (GET /v1/gpus, /v1/node):
+ * writes its UUID (for a MIG instance, the instance's MIG- UUID) and, for a MIG instance, its
+ * profile. Returns 0 for a whole GPU, 1 for a MIG instance, -ENOENT when the index or the
+ * layout cannot be read (then kerfd chooses the GPU). */
+int kerf_spank_gres_grant(const char *sock, const char *cvd, char *prof, size_t plen, char *uuid,
+                          size_t ulen);
+
+/* Sets "gpu_uuids" in the attach request `req` for a step on several whole GPUs: each
+ * CUDA_VISIBLE_DEVICES entry Slurm set, resolved by kerf_spank_gres_grant; left out (kerfd
+ * picks) when one is not a whole GPU. */
+void kerf_spank_pin_all(const char *sock, json_t *req, const char *cvd);
 
 /* Parses --gpu-mem by the one size rule (kerf_parse_size, docs/UNITS.md: "4G" = "4GiB",
  * a unit is required, "4GB" is refused as ambiguous), 1B..KERF_MAX_GPU_MEM_BYTES. Returns 0

@@ -153,7 +153,8 @@ sed "s/^local SHARDS_PER_GPU = .*/local SHARDS_PER_GPU = 4/" $SRC/packaging/slur
 setsid slurmctld -D >$B/log/slurmctld.out 2>&1 &
 PIDS+=($!)
 sleep 0.3
-for n in n1 n2; do setsid slurmd -D -N $n >$B/log/slurmd.$n.out 2>&1 & PIDS+=($!); done
+start_slurmd() { setsid slurmd -D -N $1 >>$B/log/slurmd.$1.out 2>&1 & PIDS+=($!); eval "SDPID_$1=$!"; }
+start_slurmd n1; start_slurmd n2
 up=0
 for i in $(seq 150); do
   [ "$(sinfo -h -N -o %T 2>/dev/null | sort -u | tr -d '\n')" = idle ] && { up=1; break; }
@@ -280,6 +281,45 @@ check "time limit: n2 kerfd task ended" [ "$(running n2 $TL)" = 0 ]
 check "time limit: its end is the plugin's detach ($(api n2 /v1/tasks/$TLT | json 'd["end_reason"]+": "+str(d["reason"]["text"])'))" \
   [ "$(api n2 /v1/tasks/$TLT | json 'd["end_reason"]')" = exit ]
 check "n2: no unit held at the end" [ "$(units n2)" = 0 ]
+
+# ---- a step on both of n2's whole GPUs: one kerf task, route whole, a unit on each GPU
+N2GPUS=$(api n2 '/v1/gpus?limit=10' | json '" ".join(sorted(g["uuid"] for g in d["items"]))')
+out=$(srun -w n2 --gres=gpu:2 bash -c 'echo $CUDA_VISIBLE_DEVICES $KERF_TASK_ID; curl -s --max-time 5 --unix-socket '"$B"'/n2/kerfd.sock http://x/v1/units' 2>$B/e12)
+kt=$(head -1 <<<"$out" | awk '{print $2}')
+cvd=$(head -1 <<<"$out" | awk '{print $1}' | tr , '\n' | sort | tr '\n' ' ' | sed 's/ $//')
+check "gpu:2 -> CUDA_VISIBLE_DEVICES holds both n2 GPUs ($cvd)" [ -n "$kt" -a "$cvd" = "$N2GPUS" ]
+got=$(tail -n +2 <<<"$out" | python3 -c "import json,sys; u=[x for x in json.load(sys.stdin)['items'] if x.get('task')==int(sys.argv[1])]; print(' '.join(sorted(x['kind']+':'+x['gpu_uuid'] for x in u)))" "${kt:-0}" 2>/dev/null)
+check "gpu:2 -> kerf task $kt held a whole unit on each GPU while it ran ($got)" \
+  [ "$got" = "$(for u in $N2GPUS; do printf 'whole:%s ' $u; done | sed 's/ $//')" ]
+task=$(api n2 /v1/tasks/${kt:-0})
+check "gpu:2 -> route whole, ended succeeded/exit at step end" \
+  [ "$(json 'd["route"]+" "+d["state"]+"/"+d["end_reason"]' <<<"$task")" = "whole succeeded/exit" ]
+check "gpu:2 -> no unit left on n2" [ "$(units n2)" = 0 ]
+
+# ---- node failure (last: it takes n1's slurmd down): slurmd and the step's slurmstepd killed,
+# nobody renews the 5 s lease; the task's process outlives its slurmstepd (SIGKILL reaches no
+# child), so kerfd's pid check still sees it alive and the lease expiry is what ends it
+NF=$(sbatch --parsable -w n1 --gres=gpu:1 -o /dev/null --wrap 'srun sleep 300')
+for i in $(seq 100); do [ "$(running n1 $NF)" = 1 ] && break; sleep 0.2; done
+NFT=$(api n1 '/v1/tasks?state=running' | python3 -c "import json,sys; print(([t['id'] for t in json.load(sys.stdin)['items'] if t['request'].get('external',{}).get('job')==$NF]+[0])[0])")
+NFPID=$(api n1 /v1/tasks/$NFT | json 'd["pid"]' 2>/dev/null)
+STEPD=$(pgrep -f "slurmstepd: \[$NF\.0\]")
+check "node failure: job $NF step 0 runs as n1 kerf task $NFT (pid $NFPID, slurmstepd $STEPD)" [ "$NFT" != 0 -a -n "$STEPD" ]
+kill -9 $SDPID_n1 $STEPD; K0=$(date +%s%N)
+for i in $(seq 150); do [ "$(running n1 $NF)" = 0 ] && break; sleep 0.1; done
+el=$(( ($(date +%s%N) - K0) / 1000000 ))
+task=$(api n1 /v1/tasks/$NFT)
+er=$(json 'd["state"]+"/"+str(d["end_reason"])' <<<"$task")
+check "node failure: kerf task $NFT ended $er ${el} ms after the kill (lease 5 s)" \
+  [ "$er" = failed/lease_expired -a $el -le 9000 ]
+check "node failure: no unit of job $NF left on n1" [ "$(held n1 $NF)" = 0 ]
+api n1 '/v1/audit?limit=1000' | python3 -c "import json,sys; sys.exit(0 if any(r['action']=='task.end' and str(sys.argv[1]) in str(r.get('object')) and 'lease' in str(r.get('reason')) for r in json.load(sys.stdin)['items']) else 1)" $NFT \
+  && ok "node failure: audit task.end of task $NFT says the lease was not renewed" || bad "node failure: audit task.end names the lease"
+kill -9 $NFPID 2>/dev/null
+start_slurmd n1
+scancel $NF
+for i in $(seq 100); do squeue -h -j $NF 2>/dev/null | grep -q . || break; sleep 0.2; done
+check "node failure: slurmd n1 back, job $NF gone" eval '! squeue -h -j $NF 2>/dev/null | grep -q .'
 
 echo "slurm test: $FAILS failure(s) in $(( $(date +%s) - T0 )) s"
 [ $FAILS = 0 ]
