@@ -19,6 +19,8 @@
 #define KERF_PCT_MAX 100
 /* lease_s of an attached task: at most one hour (kerfd's limits.min_lease_s is the floor) */
 #define KERF_MAX_LEASE_S 3600
+/* processes that may join one attached task besides its first (POST /v1/tasks/{id}/join) */
+#define KERF_ATTACH_MAX_PIDS 256
 /* a MIG profile name such as "3g.71gb": 1..31 bytes */
 #define KERF_MIG_PROFILE_NAME_MAX 31
 /* a task's working directory: an absolute path of at most this many bytes */

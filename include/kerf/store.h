@@ -30,7 +30,7 @@
  * "Store failures"): a write that is not checked is a record that may silently not exist. */
 #define KERF_STORE_MUST __attribute__((warn_unused_result))
 
-#define KERF_STORE_SCHEMA_VERSION 6
+#define KERF_STORE_SCHEMA_VERSION 7
 #define KERF_STORE_WORD_LEN       24  /* state / kind / end_reason / route words */
 #define KERF_STORE_HASH_HEX       65  /* BLAKE2b-256 as 64 hex digits + NUL */
 #define KERF_STORE_TOKEN_LEN      64  /* "kerf_" + 43 base64url chars + NUL, with room */
@@ -107,10 +107,11 @@ KERF_STORE_MUST int kerf_store_end(kerf_store *s, int r);
 
 /* Makes write operations of `s` fail with -EIO, as a broken disk would. `spec` is
  * "OP[:NTH[:COUNT]][@FILE]": OP is one of commit, task_insert, task_update, task_lease,
- * unit_upsert, unit_delete, event_append, audit_append, run_open, run_close, or "*" (any of
- * them); the NTH call (1 = the next) and the COUNT - 1 after it fail (COUNT 0 = all from NTH on);
- * with @FILE a call fails only while FILE exists. NULL or "" turns injection off. -EINVAL on a bad
- * spec. kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md, test hooks). */
+ * unit_upsert, unit_delete, event_append, audit_append, run_open, run_close, member_add,
+ * member_delete, or "*" (any of them); the NTH call (1 = the next) and the COUNT - 1 after it fail
+ * (COUNT 0 = all from NTH on); with @FILE a call fails only while FILE exists. NULL or "" turns
+ * injection off. -EINVAL on a bad spec. kerfd sets it from $KERFD_TEST_STORE_FAIL (docs/DAEMON.md,
+ * test hooks). */
 KERF_STORE_MUST int kerf_store_fail_set(kerf_store *s, const char *spec);
 
 /* ---- file modes --------------------------------------------------------------------------- */
@@ -211,6 +212,27 @@ KERF_STORE_MUST int kerf_store_task_foreach(kerf_store *s, const kerf_store_task
 /* Number of tasks matching `f` with ids above f->after (limit ignored). */
 KERF_STORE_MUST int kerf_store_task_count(kerf_store *s, const kerf_store_task_filter *f,
                                           uint64_t *ret_count);
+
+/* ---- members of attached tasks (schema 7) ------------------------------------------------- */
+
+/* A process that joined an attached task (POST /v1/tasks/{id}/join, docs/API.md): the task's
+ * first process is its own pid field; each further one is a member row. */
+typedef struct kerf_store_member {
+        uint64_t task;       /* the attached task (must exist in tasks) */
+        int64_t pid;         /* > 0 */
+        uint64_t proc_start; /* /proc/<pid>/stat field 22: recovery matches it */
+} kerf_store_member;
+
+/* Adds member m->pid to task m->task. -EINVAL (task 0, pid <= 0), -ENOENT (no such task),
+ * -EEXIST (that pid is already a member of it). */
+KERF_STORE_MUST int kerf_store_member_add(kerf_store *s, const kerf_store_member *m);
+/* Removes member `pid` of task `task`, or every member of the task when pid is 0. Removing
+ * what is not there is not an error (returns 0). */
+KERF_STORE_MUST int kerf_store_member_delete(kerf_store *s, uint64_t task, int64_t pid);
+/* The members of task `task` in the order they joined. *ret is a heap array (free()); *ret_n
+ * may be 0 (*ret NULL then). */
+KERF_STORE_MUST int kerf_store_member_list(kerf_store *s, uint64_t task, kerf_store_member **ret,
+                                           size_t *ret_n);
 
 /* ---- drained GPUs (schema 6) ------------------------------------------------------------- */
 

@@ -6,13 +6,8 @@
 
 #include "internal.h"
 
-/* Drains change a few times a day at most: prepared per call, not kept with kerf__sql. */
-static int prep(kerf_store *s, const char *sql, sqlite3_stmt **ret)
-{
-        if (sqlite3_prepare_v2(s->db, sql, -1, ret, NULL) != SQLITE_OK)
-                return kerf__sqlerr(sqlite3_errcode(s->db));
-        return 0;
-}
+/* Drains change a few times a day at most: prepared per call (kerf__prep), not kept with
+ * kerf__sql. */
 
 int kerf_store_drain_set(kerf_store *s, const kerf_store_drain *d)
 {
@@ -24,10 +19,10 @@ int kerf_store_drain_set(kerf_store *s, const kerf_store_drain *d)
             strnlen(d->actor, sizeof(d->actor)) == sizeof(d->actor) ||
             strnlen(d->reason, sizeof(d->reason)) == sizeof(d->reason))
                 return -EINVAL;
-        if ((r = prep(s,
-                      "INSERT OR REPLACE INTO gpu_drains (gpu_uuid, actor, reason, since_ms)"
-                      " VALUES (?1, ?2, ?3, ?4)",
-                      &st)) < 0)
+        if ((r = kerf__prep(s,
+                            "INSERT OR REPLACE INTO gpu_drains (gpu_uuid, actor, reason, since_ms)"
+                            " VALUES (?1, ?2, ?3, ?4)",
+                            &st)) < 0)
                 return r;
         sqlite3_bind_text(st, 1, d->gpu_uuid, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, d->actor, -1, SQLITE_STATIC);
@@ -45,7 +40,7 @@ int kerf_store_drain_clear(kerf_store *s, const char *gpu_uuid)
 
         if (!s || !gpu_uuid || !*gpu_uuid)
                 return -EINVAL;
-        if ((r = prep(s, "DELETE FROM gpu_drains WHERE gpu_uuid = ?1", &st)) < 0)
+        if ((r = kerf__prep(s, "DELETE FROM gpu_drains WHERE gpu_uuid = ?1", &st)) < 0)
                 return r;
         sqlite3_bind_text(st, 1, gpu_uuid, -1, SQLITE_STATIC);
         r = kerf__exec_stmt(st);
@@ -64,9 +59,9 @@ int kerf_store_drain_list(kerf_store *s, kerf_store_drain **ret, size_t *ret_n)
 
         if (!s || !ret || !ret_n)
                 return -EINVAL;
-        if ((r = prep(s,
-                      "SELECT gpu_uuid, actor, reason, since_ms FROM gpu_drains ORDER BY gpu_uuid",
-                      &st)) < 0)
+        if ((r = kerf__prep(
+                 s, "SELECT gpu_uuid, actor, reason, since_ms FROM gpu_drains ORDER BY gpu_uuid",
+                 &st)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 kerf_store_drain *na = realloc(arr, (n + 1) * sizeof(*na));

@@ -120,6 +120,9 @@ void kerf__col_cpy(sqlite3_stmt *st, int col, char *dst, size_t len);
 char *kerf__col_dup(sqlite3_stmt *st, int col, bool *ok);
 /* Binds a text that may be NULL (NULL -> SQL NULL). */
 int kerf__bind_text(sqlite3_stmt *st, int idx, const char *v);
+/* Prepares `sql` for one use (rare writes: drains, members): 0 and *ret (sqlite3_finalize it),
+ * or an error. */
+int kerf__prep(kerf_store *s, const char *sql, sqlite3_stmt **ret);
 /* Steps a statement that returns no rows; 0 or an error. */
 int kerf__exec_stmt(sqlite3_stmt *st);
 /* Runs the statement of a list query (limit+1 rows), growing an array of `size`-byte items

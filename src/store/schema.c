@@ -102,6 +102,11 @@ const char *const kerf__migrations[] = {
     "ALTER TABLE tasks ADD COLUMN held TEXT NOT NULL DEFAULT '';"
     "CREATE TABLE gpu_drains (gpu_uuid TEXT PRIMARY KEY, actor TEXT NOT NULL,"
     " reason TEXT NOT NULL, since_ms INTEGER NOT NULL) WITHOUT ROWID;",
+    /* 7: the processes that joined an attached task (docs/STATE.md "Members of attached
+     * tasks"); a task row deleted by retention takes its rows with it */
+    "CREATE TABLE task_members (task INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,"
+    " pid INTEGER NOT NULL, proc_start INTEGER NOT NULL, joined INTEGER NOT NULL,"
+    " PRIMARY KEY (task, pid)) WITHOUT ROWID;",
 };
 const int kerf__n_migrations = (int)(sizeof(kerf__migrations) / sizeof(kerf__migrations[0]));
 

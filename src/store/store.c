@@ -74,6 +74,13 @@ sqlite3_stmt *kerf__stmt(kerf_store *s, int id)
         return st;
 }
 
+int kerf__prep(kerf_store *s, const char *sql, sqlite3_stmt **ret)
+{
+        if (sqlite3_prepare_v2(s->db, sql, -1, ret, NULL) != SQLITE_OK)
+                return kerf__sqlerr(sqlite3_errcode(s->db));
+        return 0;
+}
+
 int kerf__exec_stmt(sqlite3_stmt *st)
 {
         int rc;

@@ -35,6 +35,8 @@ void kerfd_api_task_logs(kreq *r);
 void kerfd_api_task_explain(kreq *r);
 void kerfd_api_task_lease(kreq *r);
 void kerfd_api_task_detach(kreq *r);
+/* api_join.c: another process joins a running attached task */
+void kerfd_api_task_join(kreq *r);
 /* api.c: the {id} of /v1/tasks/{id}/... (false with a 404 queued), and the task the caller
  * may see: < 0 (404 queued), 0 (live: *live set, rec a shallow copy) or 1 (ended: rec filled,
  * release it with kerf_store_task_fini). */

@@ -290,13 +290,8 @@ int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid,
                          (int)pid, ruid, has_cred ? "peer uid" : "tenant uid", want);
                 return -EPERM;
         }
-        if ((task = kerfd__peer_task(n, pid))) {
-                snprintf(msg, msglen,
-                         "pid %d belongs to task %llu: a task's process is not "
-                         "attached again",
-                         (int)pid, (unsigned long long)task);
-                return -EPERM;
-        }
+        /* attached or joined already: a conflict (also when fenced, where its cgroup would
+         * name the task below) */
         kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
         void *val;
         while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
@@ -306,6 +301,18 @@ int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid,
                                  (unsigned long long)t->rec.id);
                         return -EEXIST;
                 }
+        }
+        if ((task = kerfd__member_task(n, pid))) {
+                snprintf(msg, msglen, "pid %d has already joined task %llu", (int)pid,
+                         (unsigned long long)task);
+                return -EEXIST;
+        }
+        if ((task = kerfd__peer_task(n, pid))) {
+                snprintf(msg, msglen,
+                         "pid %d belongs to task %llu: a task's process is not "
+                         "attached again",
+                         (int)pid, (unsigned long long)task);
+                return -EPERM;
         }
         return 0;
 }

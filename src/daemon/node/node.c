@@ -274,6 +274,8 @@ void kerfd__task_end(kerfd_node *n, dtask *t, kerf_end_reason end, const char *a
                 char obj[64];
                 kerfd__tx_task(x, &t->rec, false);
                 kerfd__tx_run(n, x, t, kerfd__run_used_ns(t));
+                if (!t->argv) /* the processes that joined it are released with it */
+                        kerfd__tx_member_delete(x, t->rec.id, 0);
                 for (unsigned i = 0; i < t->n_units; i++) {
                         /* a MIG instance stays (READY, free); a share or whole GPU vanishes */
                         if (t->units[i].kind == KERF_UNIT_MIG) {
@@ -419,7 +421,7 @@ static void handle_exit(kerfd_node *n, const kerf_exec_exit *e)
 }
 
 /* What the limit check found a running task due for (KERF_END_NONE: nothing). */
-static kerf_end_reason limit_due(dtask *t, uint64_t mono, uint64_t now)
+static kerf_end_reason limit_due(kerfd_node *n, dtask *t, uint64_t mono, uint64_t now)
 {
         if (t->region) {
                 /* the shim's last-activity stamp (same CLOCK_MONOTONIC) */
@@ -435,7 +437,8 @@ static kerf_end_reason limit_due(dtask *t, uint64_t mono, uint64_t now)
                 return KERF_END_IDLE;
         if (t->rec.lease_expiry_ms && (int64_t)now > t->rec.lease_expiry_ms)
                 return KERF_END_LEASE_EXPIRED;
-        if (!t->argv && t->rec.pid > 0 && kill((pid_t)t->rec.pid, 0) < 0 && errno == ESRCH)
+        /* attached: ends when its first process and every member are gone (members.c) */
+        if (!t->argv && t->rec.pid > 0 && !kerfd__attached_alive(n, t))
                 return KERF_END_EXIT;
         return KERF_END_NONE;
 }
@@ -489,7 +492,7 @@ static void check_limits(kerfd_node *n, uint64_t mono)
                 kerf_end_reason end;
                 if (t->stopping || t->state != KERF_TASK_RUNNING)
                         continue;
-                if ((end = limit_due(t, mono, now)) == KERF_END_NONE)
+                if ((end = limit_due(n, t, mono, now)) == KERF_END_NONE)
                         continue;
                 if (nd == cap) {
                         size_t nc = cap ? cap * 2 : 16;

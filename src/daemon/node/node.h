@@ -44,6 +44,14 @@ typedef struct dunit {
         unsigned compute, compute_limit;
 } dunit;
 
+/* A process that joined an attached task after its first (POST /v1/tasks/{id}/join; members.c):
+ * the task holds its unit while its first process or any member lives. */
+typedef struct kerfd_member {
+        pid_t pid;
+        uint64_t proc_start; /* /proc/PID/stat field 22: the same process, not a reused pid */
+        char *cg;            /* fenced: the cgroup it came from (heap; back there on release) */
+} kerfd_member;
+
 /* A task that has not ended. Ended tasks live only in the store. Owned by kerfd_node.live. */
 typedef struct dtask {
         kerf_store_task rec; /* the persisted fields; heap strings owned */
@@ -70,7 +78,9 @@ typedef struct dtask {
         kerf_fence *fence;                /* device cgroup of the process, NULL when unfenced */
         struct kerf_slice_region *region; /* read-only map of the slice region, or NULL */
         char *region_path;                /* heap; NULL when the task has no region */
-        char *attach_cg; /* attached task: the cgroup its process came from (heap), or NULL */
+        char *attach_cg;       /* attached task: the cgroup its process came from (heap), or NULL */
+        kerfd_member *members; /* attached task: the processes that joined it (heap), or NULL */
+        unsigned n_members, cap_members;
         /* software slices (ctl.c, docs/DAEMON.md "Software slices") */
         bool unenforced;         /* a slice started without the shim (policy.unenforced_slices) */
         bool suspended;          /* kerf suspend, or a preemption by suspend: launches held */
@@ -226,6 +236,9 @@ typedef struct kerfd_tx kerfd_tx;
 kerfd_tx *kerfd__tx_new(const char *what, uint64_t task);
 void kerfd__tx_task(kerfd_tx *x, const kerf_store_task *t, bool insert);
 void kerfd__tx_lease(kerfd_tx *x, uint64_t id, int64_t expiry_ms);
+/* A member joined task m->task / left it (pid; 0: every member of the task). */
+void kerfd__tx_member_add(kerfd_tx *x, const kerf_store_member *m);
+void kerfd__tx_member_delete(kerfd_tx *x, uint64_t task, int64_t pid);
 void kerfd__tx_unit(kerfd_tx *x, const kerf_store_unit *u);
 void kerfd__tx_unit_delete(kerfd_tx *x, uint64_t id);
 void kerfd__tx_audit(kerfd_tx *x, const char *actor, const char *tenant, const char *action,
@@ -354,6 +367,11 @@ int kerfd__fence_task(kerfd_node *n, dtask *t, char *err, size_t errlen);
  * original cgroup is kept in t->attach_cg and the pid goes back there on release (an attached
  * process is never killed by kerfd). 0 when fencing is off. */
 int kerfd__fence_attach(kerfd_node *n, dtask *t, char *err, size_t errlen);
+/* Moves `pid` into fenced task t's cgroup; its cgroup of origin in *ret_cg (heap). 0, or < 0
+ * with the reason in err and the pid left where it was. */
+int kerfd__fence_move(kerfd_node *n, dtask *t, pid_t pid, char **ret_cg, char *err, size_t errlen);
+/* Moves `pid` back into cgroup `cg` (an undone join); logged when it cannot. */
+void kerfd__fence_move_back(const dtask *t, pid_t pid, const char *cg);
 void kerfd__fence_release(kerfd_node *n, dtask *t);
 /* Finds the process of a task whose start was not committed (kerfd died between fork and the
  * commit): a session leader whose environment holds this task id and this kerfd's socket. */
@@ -388,6 +406,30 @@ int kerfd__task_suspend(kerfd_node *n, dtask *t, bool on, const char *actor, cha
 /* "unenforced", "shim", or NULL (not a software slice) */
 const char *kerfd__enforcement(const dtask *t);
 
+/* members.c: processes that join an attached task (docs/API.md "POST /v1/tasks/{id}/join").
+ * Caller holds n->mu. */
+/* Makes `pid` (checked by kerfd__attach_check) a member of t: moved into t's fence when fenced,
+ * recorded with its audit record before it returns 0. Else nothing changed and: -EBUSY (t is
+ * not a running attached task with its unit), -EMLINK (KERF_ATTACH_MAX_PIDS reached), -ESRCH
+ * (the process is gone), a store error (-EIO, -ENOSPC...: the store cannot write), or the fence
+ * move's error; the reason in msg. */
+int kerfd__task_join(kerfd_node *n, dtask *t, pid_t pid, const char *actor, char *msg,
+                     size_t msglen);
+/* An attached task's liveness: true while its first process or any member lives. Members that
+ * ended are dropped (and their rows removed, deferred). */
+bool kerfd__attached_alive(kerfd_node *n, dtask *t);
+/* The live task whose member `pid` is, 0 when none. */
+uint64_t kerfd__member_task(kerfd_node *n, pid_t pid);
+/* Recovery of running attached task t: its stored members read back; the live ones (pid and
+ * proc_start match) kept, the others dropped from the store. */
+void kerfd__members_recover(kerfd_node *n, dtask *t);
+/* [first pid, member pids...] of attached task t (a new reference). */
+json_t *kerfd__task_pids_json(const dtask *t);
+/* The cgroup member `pid` of t came from, or NULL when it is not a member (or it is unknown). */
+const char *kerfd__member_cg(const dtask *t, pid_t pid);
+/* Frees t's member list (kerfd_task_free). */
+void kerfd__members_free(dtask *t);
+
 /* peer.c: task identity, peers that are tasks, attach ownership (docs/SECURITY.md) */
 /* The uid:gid tenant `kt`'s tasks run as: its `uid`; kerfd's own (-1) with allow_root or when
  * kerfd is not root; else its own unprivileged identity (tenant_defaults.uid_base). -EPERM with
@@ -412,9 +454,10 @@ typedef struct kerfd_peer_chain {
 } kerfd_peer_chain;
 void kerfd__peer_chain(pid_t pid, kerfd_peer_chain *c);
 uint64_t kerfd__peer_chain_task(kerfd_node *n, const kerfd_peer_chain *c);
-/* POST /v1/attach: 0 when the caller may attach `pid` (its real uid is the peer's uid, or the
- * tenant's uid over TCP; not init, kerfd, a task's process, nor attached already); else
- * -EPERM / -ESRCH / -EEXIST with the reason in msg. */
+/* POST /v1/attach and /v1/tasks/{id}/join: 0 when the caller may attach `pid` (its real uid
+ * is the peer's uid, or the tenant's uid over TCP; not init, kerfd, a task's process, nor
+ * attached or joined already); else -EPERM / -ESRCH / -EEXIST (attached or joined) with the
+ * reason in msg. */
 int kerfd__attach_check(kerfd_node *n, pid_t pid, bool has_cred, uid_t peer_uid, const char *tenant,
                         char *msg, size_t msglen);
 /* api_admin.c: a tenant between its configured and its stored form */

@@ -26,7 +26,9 @@ enum {
         OP_AUDIT,
         OP_EVENT,
         OP_RUN_OPEN,
-        OP_RUN_CLOSE
+        OP_RUN_CLOSE,
+        OP_MEMBER_ADD,
+        OP_MEMBER_DELETE
 };
 
 typedef struct krec_op {
@@ -37,6 +39,7 @@ typedef struct krec_op {
                 kerf_store_audit audit;
                 kerf_store_event event;
                 kerf_store_run run;
+                kerf_store_member member; /* add; delete: task and pid (0 = all) */
                 struct {
                         uint64_t task;
                         int64_t end_ms, used_ns;
@@ -131,6 +134,24 @@ void kerfd__tx_lease(kerfd_tx *x, uint64_t id, int64_t expiry_ms)
         if (o) {
                 o->u.lease.id = id;
                 o->u.lease.ms = expiry_ms;
+        }
+}
+
+void kerfd__tx_member_add(kerfd_tx *x, const kerf_store_member *m)
+{
+        krec_op *o = op_add(x, OP_MEMBER_ADD);
+
+        if (o)
+                o->u.member = *m;
+}
+
+void kerfd__tx_member_delete(kerfd_tx *x, uint64_t task, int64_t pid)
+{
+        krec_op *o = op_add(x, OP_MEMBER_DELETE);
+
+        if (o) {
+                o->u.member.task = task;
+                o->u.member.pid = pid;
         }
 }
 
@@ -274,6 +295,12 @@ static int apply(kerf_store *s, void *userdata)
                 case OP_RUN_CLOSE:
                         r = kerf_store_run_close(s, o->u.close.task, o->u.close.end_ms,
                                                  o->u.close.used_ns);
+                        break;
+                case OP_MEMBER_ADD:
+                        r = kerf_store_member_add(s, &o->u.member);
+                        break;
+                case OP_MEMBER_DELETE:
+                        r = kerf_store_member_delete(s, o->u.member.task, o->u.member.pid);
                         break;
                 }
         }

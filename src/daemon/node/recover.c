@@ -35,6 +35,8 @@
  *                      was down is collected by the first reap, with its true status);
  *                      gone without a record -> failed (status unknown), reclaimed
  *                      "starting" without a pid: the status file, else /proc, names it
+ *                      attached: alive while its pid or a stored member (pid + starttime)
+ *                      lives (members_recover; the dead members' rows are dropped)
  *                      pending -> kerf_sched_submit_id (same id), + kerf_sched_task_hold
  *                      when its record is held
  *   kerf_exec_sweep  status files of tasks already ended in the store are removed
@@ -446,9 +448,12 @@ static void recover_one(kerfd_node *n, dtask *t)
         if (t->rec.pid > 0) {
                 kerf_unit_info ui[KERF_MAX_TASK_GPUS];
                 unsigned nu = 0;
-                bool alive = t->argv ? kerf_exec_recoverable(n->exec, t->rec.id, (pid_t)t->rec.pid,
-                                                             t->rec.proc_start)
-                                     : kill((pid_t)t->rec.pid, 0) == 0;
+                bool alive;
+                if (!t->argv) /* attached: its first process or any member that joined it */
+                        kerfd__members_recover(n, t);
+                alive = t->argv ? kerf_exec_recoverable(n->exec, t->rec.id, (pid_t)t->rec.pid,
+                                                        t->rec.proc_start)
+                                : kill((pid_t)t->rec.pid, 0) == 0 || t->n_members > 0;
                 if (!alive) {
                         log_info("recovery: task %llu (pid %lld) is gone and no supervisor "
                                  "recorded its end: failed, reclaimed",

@@ -314,64 +314,87 @@ static bool pid_cgroup(pid_t pid, bool v1, char *out, size_t len)
         return ok;
 }
 
+int kerfd__fence_move(kerfd_node *n, dtask *t, pid_t pid, char **ret_cg, char *err, size_t errlen)
+{
+        bool v1 = kerf_fence_ctx_mode(n->fence_ctx) == KERF_FENCE_V1;
+        char before[4096], after[4096], *cg = NULL;
+        const char *fp = kerf_fence_path(t->fence);
+        size_t fl = strlen(fp), al = 0;
+        int r;
+
+        if (!pid_cgroup(pid, v1, before, sizeof(before))) {
+                snprintf(err, errlen, "pid %d: its cgroup cannot be read (process gone?)",
+                         (int)pid);
+                return -ESRCH;
+        }
+        r = kerf_fence_add_pid(t->fence, pid);
+        if (r == 0 && !pid_cgroup(pid, v1, after, sizeof(after)))
+                r = -ESRCH;
+        al = r == 0 ? strlen(after) : 0;
+        if (r == 0 && (al > fl || strcmp(fp + fl - al, after) != 0))
+                r = -EXDEV; /* cgroup namespace: cannot tell where it came from */
+        if (r == 0 && asprintf(&cg, "%.*s%s", (int)(fl - al), fp, before) < 0) {
+                cg = NULL;
+                r = -ENOMEM;
+        }
+        if (r < 0) {
+                snprintf(err, errlen, "could not move pid %d into its device fence %s: %s",
+                         (int)pid, fp, strerror(-r));
+                return r;
+        }
+        *ret_cg = cg;
+        return 0;
+}
+
+void kerfd__fence_move_back(const dtask *t, pid_t pid, const char *cg)
+{
+        char dst[4200], line[32];
+        int fd;
+
+        if (!cg)
+                return;
+        snprintf(dst, sizeof(dst), "%s/cgroup.procs", cg);
+        snprintf(line, sizeof(line), "%d\n", (int)pid);
+        fd = open(dst, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, line, strlen(line)) < 0)
+                log_warn("task %llu: pid %d not moved back to %s: %s",
+                         (unsigned long long)t->rec.id, (int)pid, cg, strerror(errno));
+        if (fd >= 0)
+                close(fd);
+}
+
 int kerfd__fence_attach(kerfd_node *n, dtask *t, char *err, size_t errlen)
 {
-        bool v1;
-        char before[4096], after[4096];
-        const char *fp;
-        size_t fl, al;
         int r;
 
         if (!n->fence_ctx || !t->n_units || t->rec.pid <= 0)
                 return 0;
-        v1 = kerf_fence_ctx_mode(n->fence_ctx) == KERF_FENCE_V1;
-        if (!pid_cgroup((pid_t)t->rec.pid, v1, before, sizeof(before))) {
-                snprintf(err, errlen, "pid %lld: its cgroup cannot be read (process gone?)",
-                         (long long)t->rec.pid);
-                return -ESRCH;
-        }
         if ((r = kerfd__fence_task(n, t, err, errlen)) < 0)
                 return r;
-        r = kerf_fence_add_pid(t->fence, (pid_t)t->rec.pid);
-        fp = kerf_fence_path(t->fence);
-        if (r == 0 && !pid_cgroup((pid_t)t->rec.pid, v1, after, sizeof(after)))
-                r = -ESRCH;
-        fl = strlen(fp);
-        al = r == 0 ? strlen(after) : 0;
-        if (r == 0 && (al > fl || strcmp(fp + fl - al, after) != 0))
-                r = -EXDEV; /* cgroup namespace: cannot tell where it came from */
-        if (r == 0 && asprintf(&t->attach_cg, "%.*s%s", (int)(fl - al), fp, before) < 0) {
-                t->attach_cg = NULL;
-                r = -ENOMEM;
-        }
-        if (r < 0) {
-                snprintf(err, errlen, "could not move pid %lld into its device fence %s: %s",
-                         (long long)t->rec.pid, fp, strerror(-r));
+        if ((r = kerfd__fence_move(n, t, (pid_t)t->rec.pid, &t->attach_cg, err, errlen)) < 0) {
                 kerfd__fence_release(n, t);
                 return r;
         }
         log_info("task %llu: attached pid %lld fenced in %s (was %s)",
-                 (unsigned long long)t->rec.id, (long long)t->rec.pid, fp, t->attach_cg);
+                 (unsigned long long)t->rec.id, (long long)t->rec.pid, kerf_fence_path(t->fence),
+                 t->attach_cg);
         return 0;
 }
 
-/* Attached task: its processes go back to the cgroup they came from; never killed. */
+/* Attached task: its processes go back to the cgroup they came from (a member to its own, any
+ * other to the first process's); never killed. */
 static void attach_unfence(dtask *t)
 {
-        char src[4200], dst[4200], line[32];
+        char src[4200], line[32];
         FILE *f;
 
         snprintf(src, sizeof(src), "%s/cgroup.procs", kerf_fence_path(t->fence));
-        if (t->attach_cg && (f = fopen(src, "re"))) {
-                snprintf(dst, sizeof(dst), "%s/cgroup.procs", t->attach_cg);
+        if ((f = fopen(src, "re"))) {
                 while (fgets(line, sizeof(line), f)) {
-                        int fd = open(dst, O_WRONLY | O_CLOEXEC);
-                        if (fd < 0 || write(fd, line, strlen(line)) < 0)
-                                log_warn("task %llu: pid %.*s not moved back to %s: %s",
-                                         (unsigned long long)t->rec.id, (int)strcspn(line, "\n"),
-                                         line, t->attach_cg, strerror(errno));
-                        if (fd >= 0)
-                                close(fd);
+                        pid_t pid = (pid_t)strtol(line, NULL, 10);
+                        const char *cg = kerfd__member_cg(t, pid);
+                        if (cg || (cg = t->attach_cg))
+                                kerfd__fence_move_back(t, pid, cg);
                 }
                 fclose(f);
         }

@@ -27,6 +27,7 @@ dtask *kerfd_task_free(dtask *t)
         kerf_slice_region_unmap(t->region);
         free(t->region_path);
         free(t->attach_cg);
+        kerfd__members_free(t);
         free(t->units);
         free(t->stop_text);
         kerf_fence_free(t->fence); /* the cgroup stays: a restarted kerfd re-opens it */
@@ -659,6 +660,8 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
         if (t && !t->argv) {
                 json_t *env = kerfd__attach_env(n, t);
                 json_object_set_new(j, "attach_env", env ? env : json_null());
+                if (t->rec.pid > 0)
+                        json_object_set_new(j, "pids", kerfd__task_pids_json(t));
                 char dev[200];
                 if (kerfd__cdi_device(n, t, dev, sizeof(dev)))
                         json_object_set_new(j, "cdi_device", json_string(dev));
