@@ -101,7 +101,7 @@ out:
         return r;
 }
 
-void kerf_spank_pin_all(const char *sock, json_t *req, const char *cvd)
+json_t *kerf_spank_gres_uuids(const char *sock, const char *cvd)
 {
         char list[256], *save = NULL, prof[64], uuid[96];
         json_t *a = json_array();
@@ -111,7 +111,59 @@ void kerf_spank_pin_all(const char *sock, json_t *req, const char *cvd)
                 ok = kerf_spank_gres_grant(sock, e, prof, sizeof(prof), uuid, sizeof(uuid)) == 0 &&
                      json_array_append_new(a, json_string(uuid)) == 0;
         if (ok)
+                return a;
+        json_decref(a);
+        return NULL;
+}
+
+void kerf_spank_pin_all(const char *sock, json_t *req, const char *cvd)
+{
+        json_t *a = kerf_spank_gres_uuids(sock, cvd);
+        if (a)
                 json_object_set_new(req, "gpu_uuids", a);
-        else
-                json_decref(a);
+}
+
+/* the position of `entry` in the comma-separated `list`, or -1 */
+static int list_pos(const char *list, const char *entry, size_t elen)
+{
+        int pos = 0;
+        for (const char *p = list;; pos++) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                if (l == elen && !strncmp(p, entry, elen))
+                        return pos;
+                if (!c)
+                        return -1;
+                p = c + 1;
+        }
+}
+
+int kerf_spank_bind_uuids(const char *grant, json_t *uuids, const char *bound, char *buf,
+                          size_t len)
+{
+        char out[2048]; /* buf is written only on success */
+        size_t o = 0;
+        if (!grant || !bound || !*bound || !strcmp(grant, bound) || !json_is_array(uuids) ||
+            json_array_size(uuids) != kerf_spank_count_list(grant))
+                return -ENOENT;
+        for (const char *p = bound;;) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                int pos = list_pos(grant, p, l);
+                const char *u =
+                    pos >= 0 ? json_string_value(json_array_get(uuids, (size_t)pos)) : NULL;
+                if (!l || !u)
+                        return -ENOENT;
+                int n = snprintf(out + o, sizeof(out) - o, "%s%s", o ? "," : "", u);
+                if (n < 0 || (size_t)n >= sizeof(out) - o)
+                        return -ENAMETOOLONG;
+                o += (size_t)n;
+                if (!c)
+                        break;
+                p = c + 1;
+        }
+        if (o >= len)
+                return -ENAMETOOLONG;
+        memcpy(buf, out, o + 1);
+        return 0;
 }

@@ -70,6 +70,8 @@ static struct {
         char failure[768];
         bool unreachable; /* the failure is kerfd not answering: fail_open may run it */
         json_t *env;
+        char grant[256]; /* the step's CUDA_VISIBLE_DEVICES on several whole GPUs ... */
+        json_t *uuids;   /* ... and each entry's UUID: Slurm's per-task binding maps into it */
         /* slurmstepd and the task children: the groups of local tasks (group.h), mapped
          * shared before the fork */
         kerf_spank_groups *groups;
@@ -590,6 +592,12 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                      "tasks of a step on one node",
                      task, job, step, KERF_SPANK_MAX_TASKS);
         }
+        if (g.env && !shards[0] && kerf_spank_count_list(cvd) > 1) {
+                /* Slurm binds tasks to some of the step's GPUs after this hook (--gpu-bind,
+                 * --gpus-per-task): task_init narrows the task's view to those */
+                snprintf(g.grant, sizeof(g.grant), "%s", cvd);
+                g.uuids = kerf_spank_gres_uuids(g.socket, cvd);
+        }
         return 0;
 }
 
@@ -616,6 +624,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
         }
         if (!g.env)
                 return 0;
+        char bound[256] = "", uuids[2048];
+        getenv_sp(sp, "CUDA_VISIBLE_DEVICES", bound, sizeof(bound)); /* Slurm's, for this task */
         json_object_foreach(g.env, k, v)
         {
                 char old[4096], val[8192];
@@ -631,6 +641,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
                         fprintf(stderr, "kerf: could not set %s in the task's environment\n", k);
                         return -1;
                 }
+        }
+        /* the kerf task holds the step's GPUs; the task sees those Slurm bound it to */
+        if (g.uuids && kerf_spank_bind_uuids(g.grant, g.uuids, bound, uuids, sizeof(uuids)) == 0 &&
+            spank_setenv(sp, "CUDA_VISIBLE_DEVICES", uuids, 1) != ESPANK_SUCCESS) {
+                fprintf(stderr, "kerf: could not set CUDA_VISIBLE_DEVICES in the task's "
+                                "environment\n");
+                return -1;
         }
         return 0;
 }

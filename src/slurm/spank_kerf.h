@@ -40,10 +40,24 @@ int kerf_spank_gpu_memory(const char *sock, uint64_t *ret, char *err, size_t err
 int kerf_spank_gres_grant(const char *sock, const char *cvd, char *prof, size_t plen, char *uuid,
                           size_t ulen);
 
-/* Sets "gpu_uuids" in the attach request `req` for a step on several whole GPUs: each
- * CUDA_VISIBLE_DEVICES entry Slurm set, resolved by kerf_spank_gres_grant; left out (kerfd
- * picks) when one is not a whole GPU. */
+/* The UUID of each entry of `cvd` (Slurm's CUDA_VISIBLE_DEVICES: gres indices), resolved by
+ * kerf_spank_gres_grant, as a JSON array in the same order; NULL when one is not a whole GPU
+ * or cannot be read. Release with json_decref. */
+json_t *kerf_spank_gres_uuids(const char *sock, const char *cvd);
+
+/* Sets "gpu_uuids" in the attach request `req` for a step on several whole GPUs
+ * (kerf_spank_gres_uuids); left out (kerfd picks) when one is not a whole GPU. */
 void kerf_spank_pin_all(const char *sock, json_t *req, const char *cvd);
+
+/* Slurm's per-task binding (--gpu-bind, --gpus-per-task) inside the step's grant: `grant` is
+ * the CUDA_VISIBLE_DEVICES the step's tasks got (indices), `uuids` the UUID of each of its
+ * entries (kerf_spank_gres_uuids), `bound` the task's CUDA_VISIBLE_DEVICES after Slurm
+ * applied the binding. Writes the UUIDs of the bound entries, comma-separated in `bound`'s
+ * order, to buf and returns 0. Returns -ENOENT when there is nothing to narrow (`bound` empty
+ * or equal to `grant`) or `bound` names an entry `grant` lacks (the task keeps kerf's list),
+ * -ENAMETOOLONG when buf is too small. */
+int kerf_spank_bind_uuids(const char *grant, json_t *uuids, const char *bound, char *buf,
+                          size_t len);
 
 /* Parses --gpu-mem by the one size rule (kerf_parse_size, docs/UNITS.md: "4G" = "4GiB",
  * a unit is required, "4GB" is refused as ambiguous), 1B..KERF_MAX_GPU_MEM_BYTES. Returns 0

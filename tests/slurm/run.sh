@@ -296,6 +296,49 @@ check "gpu:2 -> route whole, ended succeeded/exit at step end" \
   [ "$(json 'd["route"]+" "+d["state"]+"/"+d["end_reason"]' <<<"$task")" = "whole succeeded/exit" ]
 check "gpu:2 -> no unit left on n2" [ "$(units n2)" = 0 ]
 
+# ---- two tasks on n2's two whole GPUs: the first attaches, the second joins: ONE kerf task
+# with both pids. Local task 0 asks kerfd for the pids once both are in; task 1 waits for it.
+cat > $B/pids.sh <<EOT
+#!/bin/bash
+echo "T \$SLURM_LOCALID \$\$ \$KERF_TASK_ID \$CUDA_VISIBLE_DEVICES"
+if [ "\$SLURM_LOCALID" = 0 ]; then
+  for i in \$(seq 100); do
+    p=\$(curl -s --max-time 5 --unix-socket $B/n2/kerfd.sock http://x/v1/tasks/\$KERF_TASK_ID | python3 -c 'import json,sys; print(" ".join(map(str, sorted(json.load(sys.stdin).get("pids") or []))))')
+    [ "\$(wc -w <<<"\$p")" = 2 ] && break; sleep 0.1
+  done
+  echo "P \$p"; touch $B/pids.done
+else
+  for i in \$(seq 100); do [ -e $B/pids.done ] && break; sleep 0.1; done
+fi
+EOT
+chmod 755 $B/pids.sh
+out=$(srun -w n2 -N1 -n2 --gres=gpu:2 $B/pids.sh 2>$B/e13)
+kts=$(awk '$1 == "T" {print $4}' <<<"$out" | sort -u | tr '\n' ' ' | sed 's/ $//')
+cvds=$(awk '$1 == "T" {print $5}' <<<"$out" | tr , '\n' | sort | uniq -c | awk '{print $1}' | sort -u | tr -d '\n')
+check "-n2 gpu:2 -> both tasks ran in ONE kerf task ($kts)" [ "$(awk '$1 == "T"' <<<"$out" | wc -l)" = 2 -a -n "$kts" -a "$kts" = "${kts%% *}" ]
+check "-n2 gpu:2 -> both tasks see the same two GPUs" \
+  [ "$cvds" = 2 -a "$(awk '$1 == "T" {print $5}' <<<"$out" | head -1 | tr , '\n' | sort | tr '\n' ' ' | sed 's/ $//')" = "$N2GPUS" ]
+check "-n2 gpu:2 -> kerf task $kts lists both tasks' pids ($(awk '$1 == "P"' <<<"$out"))" \
+  [ "$(awk '$1 == "P" {print $2, $3}' <<<"$out")" = "$(awk '$1 == "T" {print $3}' <<<"$out" | sort -n | tr '\n' ' ' | sed 's/ $//')" ]
+task=$(api n2 /v1/tasks/${kts:-0})
+check "-n2 gpu:2 -> ended $(json 'd["state"]+"/"+str(d["end_reason"])' <<<"$task") at step end, no unit left on n2" \
+  [ "$(json 'd["state"]' <<<"$task")" = succeeded -a "$(units n2)" = 0 ]
+api n2 '/v1/audit?limit=1000' | grep -q "\"task.join\"" && ok "-n2 gpu:2 -> audit task.join" || bad "-n2 gpu:2 -> audit task.join"
+
+# ---- --gpu-bind: Slurm binds each task to one of the step's GPUs after the plugin's hook saw
+# the step's list, so the tasks share one kerf task on both GPUs and each sees its own GPU
+out=$(srun -w n2 -n2 --gres=gpu:2 --gpu-bind=map_gpu:0,1 bash -c 'echo $SLURM_LOCALID $CUDA_VISIBLE_DEVICES $KERF_TASK_ID' 2>$B/e15 | sort)
+uuid_at() { api n2 '/v1/gpus?limit=10' | json "[g['uuid'] for g in d['items'] if g['index']==$1][0]"; }
+check "--gpu-bind=map_gpu:0,1 -> task 0 sees only GPU 0, task 1 only GPU 1, one kerf task ($(echo $out))" \
+  [ "$(awk '{print $1, $2}' <<<"$out" | tr '\n' ' ')" = "0 $(uuid_at 0) 1 $(uuid_at 1) " -a "$(awk '{print $3}' <<<"$out" | sort -u | wc -l)" = 1 ]
+check "--gpu-bind -> no unit left on n2" [ "$(units n2)" = 0 ]
+
+# ---- two tasks on n1's MIG instance: the same MIG- UUID, one kerf task
+out=$(srun -w n1 -n2 --gres=gpu:1g.18gb:1 bash -c 'echo $CUDA_VISIBLE_DEVICES $KERF_TASK_ID $KERF_UNIT_KIND' 2>$B/e14)
+same=$([ "$(wc -l <<<"$out")" = 2 ] && [ "$(sort -u <<<"$out" | wc -l)" = 1 ] && grep -q "^MIG-.* [0-9]* mig$" <<<"$out" && echo yes)
+check "-n2 gpu:1g.18gb:1 -> both tasks on the same MIG instance, one kerf task ($(echo $out))" [ "$same" = yes ]
+check "-n2 gpu:1g.18gb:1 -> no unit held on n1 after" [ "$(units n1)" = 0 ]
+
 # ---- node failure (last: it takes n1's slurmd down): slurmd and the step's slurmstepd killed,
 # nobody renews the 5 s lease; the task's process outlives its slurmstepd (SIGKILL reaches no
 # child), so kerfd's pid check still sees it alive and the lease expiry is what ends it
