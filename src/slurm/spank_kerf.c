@@ -19,8 +19,10 @@
  *                               leader POSTs /v1/attach and publishes the kerf task id (or its
  *                               failure), a follower POSTs /v1/tasks/ID/join (the child's pid
  *                               is still root's: kerfd's owner check holds)
- *   slurm_spank_task_init       the same child as the user, stdio set up: sets attach_env,
- *                               or prints why kerf refused and fails the task (exit 1)
+ *   slurm_spank_task_init       the same child as the user, stdio set up: sets attach_env
+ *                               (CUDA_VISIBLE_DEVICES narrowed to the GPUs Slurm bound the
+ *                               task to, when it did), or prints why kerf refused and fails
+ *                               the task (exit 1)
  *   slurm_spank_task_post_fork  slurmstepd: starts the lease renewal thread (once), which
  *                               renews each kerf task of the table once per lease_s/3
  *   slurm_spank_task_exit       slurmstepd: the task leaves its group; the last one to leave

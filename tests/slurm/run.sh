@@ -225,6 +225,12 @@ for n in n1 n2; do
   [ -n "$kt" ] && [ "$(api $n /v1/tasks/$kt | json 'd["state"]')" = succeeded ] && ok "-N2: $n kerfd task $kt succeeded" || bad "-N2: $n kerfd task"
 done
 
+# ---- two tasks on one GPU, the first task's attach refused (no such tenant): both fail, the
+# second saying the first task's attach failed; nothing ran
+srun -w n1 -n2 --gres=gpu:1 --kerf-tenant=nosuch bash -c 'touch '"$B"'/ran4.$SLURM_LOCALID' 2>$B/e8b; rc=$?
+check "-n2, attach refused: both tasks fail (rc $rc), the first with kerfd's refusal, the other saying the first task's attach failed, nothing ran" \
+  eval '[ $rc -ne 0 ] && grep -q "refused the attach.*no tenant" $B/e8b && grep -q "task [01] of job [0-9]* step 0 not run: the attach of the step.s first task on the same GPUs" $B/e8b && ! ls $B/ran4.* >/dev/null 2>&1'
+
 # ---- workload route (cli_filter.lua): srun, sbatch and salloc alike
 out=$(srun -w n1 --kerf-workload=inference --kerf-tier=high bash -c 'echo $SLURM_SHARDS_ON_NODE $KERF_UNIT_KIND' 2>$B/e7)
 check "srun --kerf-workload=inference --kerf-tier=high -> shard:2 slice ($out)" [ "$out" = "2 slice" ]
@@ -261,6 +267,9 @@ echo "$PLUG fail_open=1" > $B/etc/plugstack.conf
 srun -w n1 --gres=gpu:1 touch $B/ran2 2>$B/e10; rc=$?
 check "fail_open=1: runs (rc $rc) with a warning" grep -q "UNENFORCED" $B/e10
 check "fail_open=1: the task ran" [ -e $B/ran2 ]
+srun -w n1 -n2 --gres=gpu:1 bash -c 'touch '"$B"'/ran2.$SLURM_LOCALID' 2>$B/e10b; rc=$?
+check "fail_open=1, two tasks on one GPU: the first cannot reach kerfd, both run (rc $rc) with the warning" \
+  eval '[ $rc = 0 ] && [ "$(grep -c UNENFORCED $B/e10b)" = 2 ] && [ -e $B/ran2.0 ] && [ -e $B/ran2.1 ]'
 start_kerfd n1
 srun -w n1 --gres=shard:1 --gpu-mem=500G touch $B/ran3 2>$B/e11; rc=$?
 check "fail_open=1 but kerfd refuses (never fits): fails (rc $rc), kerfd's reason shown, nothing ran" \
