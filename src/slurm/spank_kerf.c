@@ -1,20 +1,32 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* spank_kerf.c - spank_kerf.so: Slurm places a step on a node and its gres, kerfd there makes
- * the share real. Each task of a step is attached to the node's kerfd (POST /v1/attach) for
+ * the share real. The tasks of a step are attached to the node's kerfd (POST /v1/attach) for
  * the gres Slurm granted; the environment kerfd answers (CUDA_VISIBLE_DEVICES, LD_PRELOAD of
- * the shim, KERF_SLICE_*) goes into the task; slurmstepd renews the leases and detaches each
- * task when it exits (docs/CLUSTER.md "Slurm").
+ * the shim, KERF_SLICE_*) goes into the task; slurmstepd renews the leases and detaches when
+ * the tasks exit (docs/CLUSTER.md "Slurm").
+ *
+ * Several tasks of the step on the node that see the same whole GPUs or MIG instance (the
+ * same CUDA_VISIBLE_DEVICES) share ONE kerf task: the first to enter the group table
+ * (group.h, in memory shared with slurmstepd, mapped before the fork) attaches, the others
+ * wait for its kerf task id and join it (POST /v1/tasks/ID/join with their pid). A task with
+ * other devices (--gpu-bind, --gpus-per-task) is another group; tasks with shards each attach
+ * their own slice (a group of one).
  *
  * Call graph (remote = slurmstepd on the node; local = srun/sbatch/salloc):
- *   slurm_spank_init            all: plugstack args, options; remote: the shared slot page
+ *   slurm_spank_init            all: plugstack args, options; remote: maps the group table
  *   option callback             local and remote: validates --kerf-* / --gpu-* values
- *   slurm_spank_task_init_privileged   the task's forked child, root: POST /v1/attach (the
- *                               child's pid is still root's: kerfd's owner check holds), kerf
- *                               task id into the shared slot of the local task
- *   slurm_spank_task_init       the same child as the user, stdio set up: sets attach_env,
- *                               or prints why kerf refused and fails the task (exit 1)
- *   slurm_spank_task_post_fork  slurmstepd: starts the lease renewal thread (once)
- *   slurm_spank_task_exit       slurmstepd: POST /v1/tasks/ID/detach for that task
+ *   slurm_spank_task_init_privileged   the task's forked child, root: enters its group; the
+ *                               leader POSTs /v1/attach and publishes the kerf task id (or its
+ *                               failure), a follower POSTs /v1/tasks/ID/join (the child's pid
+ *                               is still root's: kerfd's owner check holds)
+ *   slurm_spank_task_init       the same child as the user, stdio set up: sets attach_env
+ *                               (CUDA_VISIBLE_DEVICES narrowed to the GPUs Slurm bound the
+ *                               task to, when it did), or prints why kerf refused and fails
+ *                               the task (exit 1)
+ *   slurm_spank_task_post_fork  slurmstepd: starts the lease renewal thread (once), which
+ *                               renews each kerf task of the table once per lease_s/3
+ *   slurm_spank_task_exit       slurmstepd: the task leaves its group; the last one to leave
+ *                               POSTs /v1/tasks/ID/detach
  *   slurm_spank_exit            slurmstepd: stops the thread, detaches what is left
  * Never exit() or abort(): this code lives in srun's and slurmstepd's processes. */
 #include <ctype.h>
@@ -26,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,12 +45,13 @@
 #include <slurm/spank.h>
 
 #include "kerf/shard.h"
+#include "group.h"
 #include "spank_kerf.h"
 
 SPANK_PLUGIN(kerf, 1);
 
-#define MAX_LOCAL_TASKS 256
-#define HTTP_TIMEOUT_MS 10000
+/* how long a task waits for the first task of its group to attach (a few requests of it) */
+#define LEADER_WAIT_MS (3 * KERF_SPANK_HTTP_TIMEOUT_MS)
 
 enum { OPT_WORKLOAD = 1, OPT_TIER, OPT_MEM, OPT_COMPUTE, OPT_LIMIT, OPT_TENANT };
 
@@ -60,8 +72,11 @@ static struct {
         char failure[768];
         bool unreachable; /* the failure is kerfd not answering: fail_open may run it */
         json_t *env;
-        /* slurmstepd: kerf task id per local task, written by the children (shared page) */
-        uint64_t *slots;
+        char grant[256]; /* the step's CUDA_VISIBLE_DEVICES on several whole GPUs ... */
+        json_t *uuids;   /* ... and each entry's UUID: Slurm's per-task binding maps into it */
+        /* slurmstepd and the task children: the groups of local tasks (group.h), mapped
+         * shared before the fork */
+        kerf_spank_groups *groups;
         pthread_t renewer;
         bool renewing;
         volatile int stop;
@@ -227,14 +242,11 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
                         return -1;
                 }
         if (spank_remote(sp)) {
-                /* one page the task children write their kerf task ids into, before fork */
-                void *p = mmap(NULL, MAX_LOCAL_TASKS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-                if (p == MAP_FAILED) {
-                        slurm_error("kerf: mmap of the task slots: %m");
+                /* the group table the task children share, mapped before they are forked */
+                if (!(g.groups = kerf_spank_groups_new())) {
+                        slurm_error("kerf: mmap of the task group table: %m");
                         return -1;
                 }
-                g.slots = p;
         }
         return 0;
 }
@@ -294,101 +306,6 @@ static void pick_tenant(const char *account, const char *user, char *buf, size_t
         snprintf(buf, len, "%s", user);
 }
 
-static unsigned count_list(const char *s)
-{
-        unsigned n = 1;
-        for (; *s; s++)
-                n += *s == ',';
-        return n;
-}
-
-/* GPU memory of kerfd's first GPU (the shard rule's base): GET /v1/gpus. */
-static int gpu_memory(uint64_t *ret, char *err, size_t errlen)
-{
-        long st = 0;
-        json_t *j = NULL, *g0;
-        int r = kerf_spank_http(g.socket, "GET", "/v1/gpus?limit=1", NULL, HTTP_TIMEOUT_MS, &st, &j,
-                                err, errlen);
-        if (r < 0)
-                return r;
-        g0 = json_array_get(json_object_get(j, "items"), 0);
-        if (st != 200 || !json_is_integer(json_object_get(g0, "memory_total"))) {
-                snprintf(err, errlen, "GET /v1/gpus answered %ld without a GPU", st);
-                json_decref(j);
-                return -EPROTO;
-        }
-        *ret = (uint64_t)json_integer_value(json_object_get(g0, "memory_total"));
-        json_decref(j);
-        return 0;
-}
-
-static int mig_cmp(const void *a, const void *b)
-{
-        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-        return kerf_gres_mig_order(json_integer_value(json_object_get(x, "gpu")),
-                                   json_integer_value(json_object_get(x, "unit")),
-                                   json_integer_value(json_object_get(y, "gpu")),
-                                   json_integer_value(json_object_get(y, "unit")));
-}
-
-/* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type.
- * gres.conf from `kerf slurm gres-conf` lists whole GPUs (those not in MIG mode, by index),
- * then MIG instances in (GPU, unit) order (kerf_gres_mig_order); shards sit on the whole GPUs.
- * Index `cvd` names the GPU Slurm chose: writes its UUID (for a MIG instance, the instance's
- * MIG- UUID) and, for a MIG instance, its profile. Returns 0 for a whole GPU, 1 for a MIG instance,
- * -ENOENT when the index or the layout cannot be read (then kerfd chooses the GPU). */
-static int gres_grant(const char *cvd, char *prof, size_t plen, char *uuid, size_t ulen)
-{
-        char err[256], *end;
-        long st1 = 0, st2 = 0, idx = strtol(cvd, &end, 10), nwhole = 0;
-        json_t *gpus = NULL, *node = NULL, *v, *sorted[64], *items;
-        size_t i, nm = 0;
-        int r = -ENOENT;
-
-        if (!*cvd || *end || idx < 0 ||
-            kerf_spank_http(g.socket, "GET", "/v1/gpus?limit=1000", NULL, HTTP_TIMEOUT_MS, &st1,
-                            &gpus, err, sizeof(err)) < 0 ||
-            kerf_spank_http(g.socket, "GET", "/v1/node", NULL, HTTP_TIMEOUT_MS, &st2, &node, err,
-                            sizeof(err)) < 0 ||
-            st1 != 200 || st2 != 200)
-                goto out;
-        items = json_object_get(gpus, "items");
-        json_array_foreach(items, i, v)
-        {
-                const char *mode = json_string_value(json_object_get(v, "mode"));
-                if (mode && strcmp(mode, "mig") != 0 && nwhole++ == idx &&
-                    json_is_string(json_object_get(v, "uuid"))) {
-                        snprintf(uuid, ulen, "%s", json_string_value(json_object_get(v, "uuid")));
-                        r = 0;
-                }
-        }
-        if (r == 0)
-                goto out;
-        /* as gres-conf: an instance without its device caps is left out of gres.conf */
-        json_array_foreach(json_object_get(node, "mig"), i, v)
-        {
-                if (nm < 64 && json_is_string(json_object_get(v, "gi_cap")) &&
-                    json_is_string(json_object_get(v, "ci_cap")))
-                        sorted[nm++] = v;
-        }
-        qsort(sorted, nm, sizeof(sorted[0]), mig_cmp);
-        if (idx >= nwhole && (size_t)(idx - nwhole) < nm &&
-            json_is_string(json_object_get(sorted[idx - nwhole], "profile"))) {
-                json_t *m = sorted[idx - nwhole];
-                snprintf(prof, plen, "%s", json_string_value(json_object_get(m, "profile")));
-                /* the instance itself (its MIG- UUID): kerfd gives the task exactly that one */
-                snprintf(uuid, ulen, "%s",
-                         json_is_string(json_object_get(m, "uuid"))
-                             ? json_string_value(json_object_get(m, "uuid"))
-                             : "");
-                r = 1;
-        }
-out:
-        json_decref(gpus);
-        json_decref(node);
-        return r;
-}
-
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
@@ -410,56 +327,46 @@ static bool step_attaches(spank_t sp)
                step != SLURM_INTERACTIVE_STEP;
 }
 
-/* "gpu_uuids" for a step on several whole GPUs: each CUDA_VISIBLE_DEVICES entry Slurm set,
- * resolved as gres_grant() does; left out (kerfd picks) when one is not a whole GPU. */
-static void pin_all(json_t *req, const char *cvd)
+/* The environment kerfd answered an attach or a join with: attach_env, and on the simulated
+ * fleet where the simulated driver is. */
+static void take_env(json_t *ans)
 {
-        char list[256], *save = NULL, prof[64], uuid[96];
-        json_t *a = json_array();
-        bool ok = a != NULL;
-        snprintf(list, sizeof(list), "%s", cvd);
-        for (char *e = strtok_r(list, ",", &save); ok && e; e = strtok_r(NULL, ",", &save))
-                ok = gres_grant(e, prof, sizeof(prof), uuid, sizeof(uuid)) == 0 &&
-                     json_array_append_new(a, json_string(uuid)) == 0;
-        if (ok)
-                json_object_set_new(req, "gpu_uuids", a);
-        else
-                json_decref(a);
+        long st = 0;
+        char err[256];
+        g.env = json_incref(json_object_get(ans, "attach_env"));
+        if (json_is_true(json_object_get(ans, "simulated"))) {
+                /* the simulated driver lives in kerfd's lib dir: the task finds it there */
+                json_t *h = NULL;
+                if (kerf_spank_http(g.socket, "GET", "/v1/health", NULL, KERF_SPANK_HTTP_TIMEOUT_MS,
+                                    &st, &h, err, sizeof(err)) == 0) {
+                        json_t *paths = json_object_get(h, "paths");
+                        const char *lib = json_string_value(json_object_get(paths, "lib"));
+                        const char *sim = json_string_value(json_object_get(paths, "sim"));
+                        if (lib)
+                                json_object_set_new(g.env, "LD_LIBRARY_PATH", json_string(lib));
+                        if (sim)
+                                json_object_set_new(g.env, "KERF_SIM_DIR", json_string(sim));
+                        json_decref(h);
+                }
+        }
 }
 
-int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+/* The first task of its group on the node (or a task with its own shards): POST /v1/attach
+ * for what Slurm granted. Returns the kerf task id, or 0 with g.failure (and g.unreachable)
+ * set. */
+static uint64_t attach(spank_t sp, const char *cvd, const char *shards, uint32_t job, uint32_t step,
+                       int task)
 {
-        char cvd[256] = "", shards[32] = "", account[128] = "", tenant[128], user[128], err[256];
-        uint32_t job = 0, step = 0, ntasks = 1;
-        int task = 0, r;
+        char account[128] = "", tenant[128], user[128], err[256];
+        uint32_t ntasks = 1;
+        int r;
         uid_t uid = 0;
         long st = 0;
         json_t *req, *ans = NULL;
         char *body;
-        (void)ac;
-        (void)av;
+        uint64_t id;
 
-        if (!step_attaches(sp))
-                return 0;
-        g.failure[0] = 0;
-        g.unreachable = false;
-        getenv_sp(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd));
-        getenv_sp(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof(shards));
-        if (!cvd[0] && !shards[0]) {
-                if (g.has_memory || g.has_compute || g.has_limit || g.workload[0])
-                        fail("kerf: --gpu-mem/--gpu-compute/--kerf-workload need a GPU gres on "
-                             "the step (--gres=shard:N or --gres=gpu[:TYPE]:N)");
-                return 0; /* no GPU granted: nothing for kerf to enforce */
-        }
-        if ((r = node_socket(g.socket, sizeof(g.socket))) < 0) {
-                fail("kerf: socket=%s: %s", g.socket_tmpl,
-                     r == -ENOENT ? "%n used but SLURMD_NODENAME is not set" : "path too long");
-                return 0;
-        }
-        spank_get_item(sp, S_JOB_ID, &job);
-        spank_get_item(sp, S_JOB_STEPID, &step);
         spank_get_item(sp, S_JOB_UID, &uid);
-        spank_get_item(sp, S_TASK_ID, &task);
         spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks);
         getenv_sp(sp, "SLURM_JOB_ACCOUNT", account, sizeof(account));
         {
@@ -489,7 +396,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                 unsigned pct = 0, n = (unsigned)strtoul(shards, NULL, 10);
                 json_object_set_new(req, "route", json_string("slice"));
                 if (!g.has_memory || !g.has_compute) {
-                        if ((r = gpu_memory(&gm, err, sizeof(err))) < 0)
+                        if ((r = kerf_spank_gpu_memory(g.socket, &gm, err, sizeof(err))) < 0)
                                 goto unreachable;
                         if (ntasks > 1)
                                 n = n / ntasks; /* each local task its part of the shards */
@@ -504,8 +411,9 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                 }
                 char prof[64], uuid[96] = "";
                 /* the GPU Slurm counted the shards on (one GPU's shards per step) */
-                if (count_list(cvd) == 1 &&
-                    gres_grant(cvd, prof, sizeof(prof), uuid, sizeof(uuid)) == 0)
+                if (kerf_spank_count_list(cvd) == 1 &&
+                    kerf_spank_gres_grant(g.socket, cvd, prof, sizeof(prof), uuid, sizeof(uuid)) ==
+                        0)
                         json_object_set_new(req, "gpu_uuid", json_string(uuid));
                 json_object_set_new(req, "memory",
                                     json_integer((json_int_t)(g.has_memory ? g.memory : mem)));
@@ -514,17 +422,19 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                         json_object_set_new(req, "compute_limit", json_integer(g.compute_limit));
         } else {
                 char prof[64], uuid[96] = "";
-                int k = count_list(cvd) == 1
-                            ? gres_grant(cvd, prof, sizeof(prof), uuid, sizeof(uuid))
+                int k = kerf_spank_count_list(cvd) == 1
+                            ? kerf_spank_gres_grant(g.socket, cvd, prof, sizeof(prof), uuid,
+                                                    sizeof(uuid))
                             : -ENOENT;
                 if (k == 1) { /* a MIG instance of that profile on the GPU Slurm chose */
                         json_object_set_new(req, "route", json_string("mig"));
                         json_object_set_new(req, "mig_profile", json_string(prof));
                 } else {
                         json_object_set_new(req, "route", json_string("whole"));
-                        json_object_set_new(req, "gpus", json_integer(count_list(cvd)));
-                        if (count_list(cvd) > 1) /* the GPUs Slurm chose, each by its UUID */
-                                pin_all(req, cvd);
+                        json_object_set_new(req, "gpus", json_integer(kerf_spank_count_list(cvd)));
+                        if (kerf_spank_count_list(cvd) >
+                            1) /* the GPUs Slurm chose, each by its UUID */
+                                kerf_spank_pin_all(g.socket, req, cvd);
                 }
                 if (k >= 0 && uuid[0]) /* the GPU Slurm chose, not one kerfd picks */
                         json_object_set_new(req, "gpu_uuid", json_string(uuid));
@@ -532,8 +442,8 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         body = json_dumps(req, JSON_COMPACT);
         json_decref(req);
         req = NULL;
-        r = body ? kerf_spank_http(g.socket, "POST", "/v1/attach", body, HTTP_TIMEOUT_MS, &st, &ans,
-                                   err, sizeof(err))
+        r = body ? kerf_spank_http(g.socket, "POST", "/v1/attach", body, KERF_SPANK_HTTP_TIMEOUT_MS,
+                                   &st, &ans, err, sizeof(err))
                  : -ENOMEM;
         free(body);
         if (r < 0)
@@ -559,40 +469,137 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
                 json_t *a2 = NULL;
                 snprintf(p, sizeof(p), "/v1/tasks/%lld/cancel",
                          (long long)json_integer_value(json_object_get(ans, "id")));
-                if (kerf_spank_http(g.socket, "POST", p, NULL, HTTP_TIMEOUT_MS, &s2, &a2, err,
-                                    sizeof(err)) == 0)
+                if (kerf_spank_http(g.socket, "POST", p, NULL, KERF_SPANK_HTTP_TIMEOUT_MS, &s2, &a2,
+                                    err, sizeof(err)) == 0)
                         json_decref(a2);
                 json_decref(ans);
                 return 0;
         }
-        g.env = json_incref(json_object_get(ans, "attach_env"));
-        if (json_is_true(json_object_get(ans, "simulated"))) {
-                /* the simulated driver lives in kerfd's lib dir: the task finds it there */
-                json_t *h = NULL;
-                if (kerf_spank_http(g.socket, "GET", "/v1/health", NULL, HTTP_TIMEOUT_MS, &st, &h,
-                                    err, sizeof(err)) == 0) {
-                        json_t *paths = json_object_get(h, "paths");
-                        const char *lib = json_string_value(json_object_get(paths, "lib"));
-                        const char *sim = json_string_value(json_object_get(paths, "sim"));
-                        if (lib)
-                                json_object_set_new(g.env, "LD_LIBRARY_PATH", json_string(lib));
-                        if (sim)
-                                json_object_set_new(g.env, "KERF_SIM_DIR", json_string(sim));
-                        json_decref(h);
-                }
-        }
-        if (task >= 0 && task < MAX_LOCAL_TASKS && g.slots)
-                __atomic_store_n(&g.slots[task],
-                                 (uint64_t)json_integer_value(json_object_get(ans, "id")),
-                                 __ATOMIC_SEQ_CST);
-        slurm_info("kerf: job %u step %u task %d attached to kerfd at %s as task %lld", job, step,
-                   task, g.socket, (long long)json_integer_value(json_object_get(ans, "id")));
+        take_env(ans);
+        id = (uint64_t)json_integer_value(json_object_get(ans, "id"));
+        slurm_info("kerf: job %u step %u task %d attached to kerfd at %s as task %llu", job, step,
+                   task, g.socket, (unsigned long long)id);
         json_decref(ans);
-        return 0;
+        return id;
 unreachable:
         fail("kerf: kerfd at %s is not reachable: %s", g.socket, err);
         g.unreachable = true;
         json_decref(req);
+        return 0;
+}
+
+/* A task whose devices the first task of its group attached: POST /v1/tasks/ID/join. Sets
+ * g.env, or g.failure (and g.unreachable). */
+static void join(uint32_t job, uint32_t step, int task, uint64_t id)
+{
+        char path[96], body[64], err[256];
+        long st = 0;
+        json_t *ans = NULL;
+        snprintf(path, sizeof(path), "/v1/tasks/%llu/join", (unsigned long long)id);
+        snprintf(body, sizeof(body), "{\"pid\": %ld}", (long)getpid());
+        if (kerf_spank_http(g.socket, "POST", path, body, KERF_SPANK_HTTP_TIMEOUT_MS, &st, &ans,
+                            err, sizeof(err)) < 0) {
+                fail("kerf: kerfd at %s is not reachable: %s", g.socket, err);
+                g.unreachable = true;
+                return;
+        }
+        if (st != 200 || !json_is_object(json_object_get(ans, "attach_env"))) {
+                const char *m = json_string_value(json_object_get(ans, "message"));
+                fail("kerf: kerfd at %s refused task %d of job %u step %u a share of kerf task "
+                     "%llu, which the step's first task on the same GPUs attached (HTTP %ld): %s",
+                     g.socket, task, job, step, (unsigned long long)id, st,
+                     m           ? m
+                     : st == 200 ? "the answer has no attach_env"
+                                 : "no message");
+                json_decref(ans);
+                return;
+        }
+        take_env(ans);
+        slurm_info("kerf: job %u step %u task %d joined kerf task %llu at %s", job, step, task,
+                   (unsigned long long)id, g.socket);
+        json_decref(ans);
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+        char cvd[256] = "", shards[32] = "", key[KERF_SPANK_KEY_MAX];
+        uint32_t job = 0, step = 0;
+        int task = -1, r;
+        uint64_t id = 0;
+        (void)ac;
+        (void)av;
+
+        if (!step_attaches(sp))
+                return 0;
+        g.failure[0] = 0;
+        g.unreachable = false;
+        getenv_sp(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd));
+        getenv_sp(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof(shards));
+        if (!cvd[0] && !shards[0]) {
+                if (g.has_memory || g.has_compute || g.has_limit || g.workload[0])
+                        fail("kerf: --gpu-mem/--gpu-compute/--kerf-workload need a GPU gres on "
+                             "the step (--gres=shard:N or --gres=gpu[:TYPE]:N)");
+                return 0; /* no GPU granted: nothing for kerf to enforce */
+        }
+        if ((r = node_socket(g.socket, sizeof(g.socket))) < 0) {
+                fail("kerf: socket=%s: %s", g.socket_tmpl,
+                     r == -ENOENT ? "%n used but SLURMD_NODENAME is not set" : "path too long");
+                return 0;
+        }
+        spank_get_item(sp, S_JOB_ID, &job);
+        spank_get_item(sp, S_JOB_STEPID, &step);
+        spank_get_item(sp, S_TASK_ID, &task);
+        /* the group: tasks that see the same GPUs or MIG instance share one kerf task (the
+         * indices name the devices; route and profile follow from them through gres.conf);
+         * shards stay each task's own slice */
+        if (shards[0])
+                snprintf(key, sizeof(key), "task:%d", task);
+        else
+                snprintf(key, sizeof(key), "gres:%s", cvd);
+        r = kerf_spank_group_enter(g.groups, task, key, LEADER_WAIT_MS, &id);
+        switch (r) {
+        case KERF_SPANK_LEAD:
+                id = attach(sp, cvd, shards, job, step, task);
+                kerf_spank_group_publish(g.groups, task, id,
+                                         id              ? 0
+                                         : g.unreachable ? -ECONNREFUSED
+                                                         : -ECANCELED);
+                break;
+        case KERF_SPANK_JOIN:
+                join(job, step, task, id);
+                break;
+        case -ECONNREFUSED:
+                fail("kerf: kerfd at %s is not reachable (the step's first task on the same GPUs "
+                     "could not reach it)",
+                     g.socket);
+                g.unreachable = true;
+                break;
+        case -ECANCELED:
+                fail("kerf: task %d of job %u step %u not run: the attach of the step's first "
+                     "task on the same GPUs (CUDA_VISIBLE_DEVICES=%s) failed; its message says why",
+                     task, job, step, cvd);
+                break;
+        case -ESRCH:
+                fail("kerf: task %d of job %u step %u not run: the step's first task on the same "
+                     "GPUs ended before its attach was answered",
+                     task, job, step);
+                break;
+        case -ETIMEDOUT:
+                fail("kerf: task %d of job %u step %u not run: the attach of the step's first "
+                     "task on the same GPUs was not answered within %d s",
+                     task, job, step, LEADER_WAIT_MS / 1000);
+                break;
+        default: /* -EINVAL, -ENOSPC */
+                fail("kerf: local task %d of job %u step %u: spank_kerf.so follows at most %d "
+                     "tasks of a step on one node",
+                     task, job, step, KERF_SPANK_MAX_TASKS);
+        }
+        if (g.env && !shards[0] && kerf_spank_count_list(cvd) > 1) {
+                /* Slurm binds tasks to some of the step's GPUs after this hook (--gpu-bind,
+                 * --gpus-per-task): task_init narrows the task's view to those */
+                snprintf(g.grant, sizeof(g.grant), "%s", cvd);
+                g.uuids = kerf_spank_gres_uuids(g.socket, cvd);
+        }
         return 0;
 }
 
@@ -619,6 +626,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
         }
         if (!g.env)
                 return 0;
+        char bound[256] = "", uuids[2048];
+        getenv_sp(sp, "CUDA_VISIBLE_DEVICES", bound, sizeof(bound)); /* Slurm's, for this task */
         json_object_foreach(g.env, k, v)
         {
                 char old[4096], val[8192];
@@ -635,6 +644,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
                         return -1;
                 }
         }
+        /* the kerf task holds the step's GPUs; the task sees those Slurm bound it to */
+        if (g.uuids && kerf_spank_bind_uuids(g.grant, g.uuids, bound, uuids, sizeof(uuids)) == 0 &&
+            spank_setenv(sp, "CUDA_VISIBLE_DEVICES", uuids, 1) != ESPANK_SUCCESS) {
+                fprintf(stderr, "kerf: could not set CUDA_VISIBLE_DEVICES in the task's "
+                                "environment\n");
+                return -1;
+        }
         return 0;
 }
 
@@ -648,14 +664,27 @@ static void post_task(const char *verb, uint64_t id)
         if (node_socket(sock, sizeof(sock)) < 0)
                 return;
         snprintf(path, sizeof(path), "/v1/tasks/%llu/%s", (unsigned long long)id, verb);
-        if (kerf_spank_http(sock, "POST", path, NULL, HTTP_TIMEOUT_MS, &st, &a, err, sizeof(err)) <
-            0)
+        if (kerf_spank_http(sock, "POST", path, NULL, KERF_SPANK_HTTP_TIMEOUT_MS, &st, &a, err,
+                            sizeof(err)) < 0)
                 slurm_error("kerf: %s of kerf task %llu: kerfd at %s: %s", verb,
                             (unsigned long long)id, sock, err);
         else if (st != 200)
                 slurm_info("kerf: %s of kerf task %llu: HTTP %ld", verb, (unsigned long long)id,
                            st);
         json_decref(a);
+}
+
+static void renew_one(uint64_t id, void *arg)
+{
+        (void)arg;
+        if (!g.stop)
+                post_task("lease", id);
+}
+
+static void detach_one(uint64_t id, void *arg)
+{
+        (void)arg;
+        post_task("detach", id);
 }
 
 static void *renew_loop(void *arg)
@@ -668,11 +697,8 @@ static void *renew_loop(void *arg)
                 if ((waited += 100) < every_ms)
                         continue;
                 waited = 0;
-                for (int i = 0; i < MAX_LOCAL_TASKS && !g.stop; i++) {
-                        uint64_t id = __atomic_load_n(&g.slots[i], __ATOMIC_SEQ_CST);
-                        if (id)
-                                post_task("lease", id);
-                }
+                /* once per kerf task, however many local tasks share it */
+                kerf_spank_groups_each(g.groups, renew_one, NULL);
         }
         return NULL;
 }
@@ -681,7 +707,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
         (void)ac;
         (void)av;
-        if (!spank_remote(sp) || !g.slots || g.renewing || !step_attaches(sp))
+        if (!spank_remote(sp) || !g.groups || g.renewing || !step_attaches(sp))
                 return 0;
         if (pthread_create(&g.renewer, NULL, renew_loop, NULL) != 0) {
                 slurm_error("kerf: could not start the lease renewal thread: %m");
@@ -696,12 +722,10 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
         int task = -1;
         (void)ac;
         (void)av;
-        if (!g.slots || spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 ||
-            task >= MAX_LOCAL_TASKS)
+        if (!g.groups || spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS)
                 return 0;
-        uint64_t id = __atomic_exchange_n(&g.slots[task], 0, __ATOMIC_SEQ_CST);
-        if (id)
-                post_task("detach", id);
+        /* the kerf task is detached when the last local task sharing it has exited */
+        kerf_spank_group_leave(g.groups, task, detach_one, NULL);
         return 0;
 }
 
@@ -709,19 +733,14 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
         (void)ac;
         (void)av;
-        if (!spank_remote(sp) || !g.slots)
+        if (!spank_remote(sp) || !g.groups)
                 return 0;
         if (g.renewing) {
                 g.stop = 1;
                 pthread_join(g.renewer, NULL);
                 g.renewing = false;
         }
-        for (int i = 0; i < MAX_LOCAL_TASKS; i++) {
-                uint64_t id = __atomic_exchange_n(&g.slots[i], 0, __ATOMIC_SEQ_CST);
-                if (id)
-                        post_task("detach", id);
-        }
-        munmap(g.slots, MAX_LOCAL_TASKS * sizeof(uint64_t));
-        g.slots = NULL;
+        kerf_spank_groups_close(g.groups, detach_one, NULL);
+        g.groups = kerf_spank_groups_free(g.groups);
         return 0;
 }

@@ -153,7 +153,8 @@ sed "s/^local SHARDS_PER_GPU = .*/local SHARDS_PER_GPU = 4/" $SRC/packaging/slur
 setsid slurmctld -D >$B/log/slurmctld.out 2>&1 &
 PIDS+=($!)
 sleep 0.3
-for n in n1 n2; do setsid slurmd -D -N $n >$B/log/slurmd.$n.out 2>&1 & PIDS+=($!); done
+start_slurmd() { setsid slurmd -D -N $1 >>$B/log/slurmd.$1.out 2>&1 & PIDS+=($!); eval "SDPID_$1=$!"; }
+start_slurmd n1; start_slurmd n2
 up=0
 for i in $(seq 150); do
   [ "$(sinfo -h -N -o %T 2>/dev/null | sort -u | tr -d '\n')" = idle ] && { up=1; break; }
@@ -224,6 +225,12 @@ for n in n1 n2; do
   [ -n "$kt" ] && [ "$(api $n /v1/tasks/$kt | json 'd["state"]')" = succeeded ] && ok "-N2: $n kerfd task $kt succeeded" || bad "-N2: $n kerfd task"
 done
 
+# ---- two tasks on one GPU, the first task's attach refused (no such tenant): both fail, the
+# second saying the first task's attach failed; nothing ran
+srun -w n1 -n2 --gres=gpu:1 --kerf-tenant=nosuch bash -c 'touch '"$B"'/ran4.$SLURM_LOCALID' 2>$B/e8b; rc=$?
+check "-n2, attach refused: both tasks fail (rc $rc), the first with kerfd's refusal, the other saying the first task's attach failed, nothing ran" \
+  eval '[ $rc -ne 0 ] && grep -q "refused the attach.*no tenant" $B/e8b && grep -q "task [01] of job [0-9]* step 0 not run: the attach of the step.s first task on the same GPUs" $B/e8b && ! ls $B/ran4.* >/dev/null 2>&1'
+
 # ---- workload route (cli_filter.lua): srun, sbatch and salloc alike
 out=$(srun -w n1 --kerf-workload=inference --kerf-tier=high bash -c 'echo $SLURM_SHARDS_ON_NODE $KERF_UNIT_KIND' 2>$B/e7)
 check "srun --kerf-workload=inference --kerf-tier=high -> shard:2 slice ($out)" [ "$out" = "2 slice" ]
@@ -260,6 +267,9 @@ echo "$PLUG fail_open=1" > $B/etc/plugstack.conf
 srun -w n1 --gres=gpu:1 touch $B/ran2 2>$B/e10; rc=$?
 check "fail_open=1: runs (rc $rc) with a warning" grep -q "UNENFORCED" $B/e10
 check "fail_open=1: the task ran" [ -e $B/ran2 ]
+srun -w n1 -n2 --gres=gpu:1 bash -c 'touch '"$B"'/ran2.$SLURM_LOCALID' 2>$B/e10b; rc=$?
+check "fail_open=1, two tasks on one GPU: the first cannot reach kerfd, both run (rc $rc) with the warning" \
+  eval '[ $rc = 0 ] && [ "$(grep -c UNENFORCED $B/e10b)" = 2 ] && [ -e $B/ran2.0 ] && [ -e $B/ran2.1 ]'
 start_kerfd n1
 srun -w n1 --gres=shard:1 --gpu-mem=500G touch $B/ran3 2>$B/e11; rc=$?
 check "fail_open=1 but kerfd refuses (never fits): fails (rc $rc), kerfd's reason shown, nothing ran" \
@@ -280,6 +290,88 @@ check "time limit: n2 kerfd task ended" [ "$(running n2 $TL)" = 0 ]
 check "time limit: its end is the plugin's detach ($(api n2 /v1/tasks/$TLT | json 'd["end_reason"]+": "+str(d["reason"]["text"])'))" \
   [ "$(api n2 /v1/tasks/$TLT | json 'd["end_reason"]')" = exit ]
 check "n2: no unit held at the end" [ "$(units n2)" = 0 ]
+
+# ---- a step on both of n2's whole GPUs: one kerf task, route whole, a unit on each GPU
+N2GPUS=$(api n2 '/v1/gpus?limit=10' | json '" ".join(sorted(g["uuid"] for g in d["items"]))')
+out=$(srun -w n2 --gres=gpu:2 bash -c 'echo $CUDA_VISIBLE_DEVICES $KERF_TASK_ID; curl -s --max-time 5 --unix-socket '"$B"'/n2/kerfd.sock http://x/v1/units' 2>$B/e12)
+kt=$(head -1 <<<"$out" | awk '{print $2}')
+cvd=$(head -1 <<<"$out" | awk '{print $1}' | tr , '\n' | sort | tr '\n' ' ' | sed 's/ $//')
+check "gpu:2 -> CUDA_VISIBLE_DEVICES holds both n2 GPUs ($cvd)" [ -n "$kt" -a "$cvd" = "$N2GPUS" ]
+got=$(tail -n +2 <<<"$out" | python3 -c "import json,sys; u=[x for x in json.load(sys.stdin)['items'] if x.get('task')==int(sys.argv[1])]; print(' '.join(sorted(x['kind']+':'+x['gpu_uuid'] for x in u)))" "${kt:-0}" 2>/dev/null)
+check "gpu:2 -> kerf task $kt held a whole unit on each GPU while it ran ($got)" \
+  [ "$got" = "$(for u in $N2GPUS; do printf 'whole:%s ' $u; done | sed 's/ $//')" ]
+task=$(api n2 /v1/tasks/${kt:-0})
+check "gpu:2 -> route whole, ended succeeded/exit at step end" \
+  [ "$(json 'd["route"]+" "+d["state"]+"/"+d["end_reason"]' <<<"$task")" = "whole succeeded/exit" ]
+check "gpu:2 -> no unit left on n2" [ "$(units n2)" = 0 ]
+
+# ---- two tasks on n2's two whole GPUs: the first attaches, the second joins: ONE kerf task
+# with both pids. Local task 0 asks kerfd for the pids once both are in; task 1 waits for it.
+cat > $B/pids.sh <<EOT
+#!/bin/bash
+echo "T \$SLURM_LOCALID \$\$ \$KERF_TASK_ID \$CUDA_VISIBLE_DEVICES"
+if [ "\$SLURM_LOCALID" = 0 ]; then
+  for i in \$(seq 100); do
+    p=\$(curl -s --max-time 5 --unix-socket $B/n2/kerfd.sock http://x/v1/tasks/\$KERF_TASK_ID | python3 -c 'import json,sys; print(" ".join(map(str, sorted(json.load(sys.stdin).get("pids") or []))))')
+    [ "\$(wc -w <<<"\$p")" = 2 ] && break; sleep 0.1
+  done
+  echo "P \$p"; touch $B/pids.done
+else
+  for i in \$(seq 100); do [ -e $B/pids.done ] && break; sleep 0.1; done
+fi
+EOT
+chmod 755 $B/pids.sh
+out=$(srun -w n2 -N1 -n2 --gres=gpu:2 $B/pids.sh 2>$B/e13)
+kts=$(awk '$1 == "T" {print $4}' <<<"$out" | sort -u | tr '\n' ' ' | sed 's/ $//')
+cvds=$(awk '$1 == "T" {print $5}' <<<"$out" | tr , '\n' | sort | uniq -c | awk '{print $1}' | sort -u | tr -d '\n')
+check "-n2 gpu:2 -> both tasks ran in ONE kerf task ($kts)" [ "$(awk '$1 == "T"' <<<"$out" | wc -l)" = 2 -a -n "$kts" -a "$kts" = "${kts%% *}" ]
+check "-n2 gpu:2 -> both tasks see the same two GPUs" \
+  [ "$cvds" = 2 -a "$(awk '$1 == "T" {print $5}' <<<"$out" | head -1 | tr , '\n' | sort | tr '\n' ' ' | sed 's/ $//')" = "$N2GPUS" ]
+check "-n2 gpu:2 -> kerf task $kts lists both tasks' pids ($(awk '$1 == "P"' <<<"$out"))" \
+  [ "$(awk '$1 == "P" {print $2, $3}' <<<"$out")" = "$(awk '$1 == "T" {print $3}' <<<"$out" | sort -n | tr '\n' ' ' | sed 's/ $//')" ]
+task=$(api n2 /v1/tasks/${kts:-0})
+check "-n2 gpu:2 -> ended $(json 'd["state"]+"/"+str(d["end_reason"])' <<<"$task") at step end, no unit left on n2" \
+  [ "$(json 'd["state"]' <<<"$task")" = succeeded -a "$(units n2)" = 0 ]
+api n2 '/v1/audit?limit=1000' | grep -q "\"task.join\"" && ok "-n2 gpu:2 -> audit task.join" || bad "-n2 gpu:2 -> audit task.join"
+
+# ---- --gpu-bind: Slurm binds each task to one of the step's GPUs after the plugin's hook saw
+# the step's list, so the tasks share one kerf task on both GPUs and each sees its own GPU
+out=$(srun -w n2 -n2 --gres=gpu:2 --gpu-bind=map_gpu:0,1 bash -c 'echo $SLURM_LOCALID $CUDA_VISIBLE_DEVICES $KERF_TASK_ID' 2>$B/e15 | sort)
+uuid_at() { api n2 '/v1/gpus?limit=10' | json "[g['uuid'] for g in d['items'] if g['index']==$1][0]"; }
+check "--gpu-bind=map_gpu:0,1 -> task 0 sees only GPU 0, task 1 only GPU 1, one kerf task ($(echo $out))" \
+  [ "$(awk '{print $1, $2}' <<<"$out" | tr '\n' ' ')" = "0 $(uuid_at 0) 1 $(uuid_at 1) " -a "$(awk '{print $3}' <<<"$out" | sort -u | wc -l)" = 1 ]
+check "--gpu-bind -> no unit left on n2" [ "$(units n2)" = 0 ]
+
+# ---- two tasks on n1's MIG instance: the same MIG- UUID, one kerf task
+out=$(srun -w n1 -n2 --gres=gpu:1g.18gb:1 bash -c 'echo $CUDA_VISIBLE_DEVICES $KERF_TASK_ID $KERF_UNIT_KIND' 2>$B/e14)
+same=$([ "$(wc -l <<<"$out")" = 2 ] && [ "$(sort -u <<<"$out" | wc -l)" = 1 ] && grep -q "^MIG-.* [0-9]* mig$" <<<"$out" && echo yes)
+check "-n2 gpu:1g.18gb:1 -> both tasks on the same MIG instance, one kerf task ($(echo $out))" [ "$same" = yes ]
+check "-n2 gpu:1g.18gb:1 -> no unit held on n1 after" [ "$(units n1)" = 0 ]
+
+# ---- node failure (last: it takes n1's slurmd down): slurmd and the step's slurmstepd killed,
+# nobody renews the 5 s lease; the task's process outlives its slurmstepd (SIGKILL reaches no
+# child), so kerfd's pid check still sees it alive and the lease expiry is what ends it
+NF=$(sbatch --parsable -w n1 --gres=gpu:1 -o /dev/null --wrap 'srun sleep 300')
+for i in $(seq 100); do [ "$(running n1 $NF)" = 1 ] && break; sleep 0.2; done
+NFT=$(api n1 '/v1/tasks?state=running' | python3 -c "import json,sys; print(([t['id'] for t in json.load(sys.stdin)['items'] if t['request'].get('external',{}).get('job')==$NF]+[0])[0])")
+NFPID=$(api n1 /v1/tasks/$NFT | json 'd["pid"]' 2>/dev/null)
+STEPD=$(pgrep -f "slurmstepd: \[$NF\.0\]")
+check "node failure: job $NF step 0 runs as n1 kerf task $NFT (pid $NFPID, slurmstepd $STEPD)" [ "$NFT" != 0 -a -n "$STEPD" ]
+kill -9 $SDPID_n1 $STEPD; K0=$(date +%s%N)
+for i in $(seq 150); do [ "$(running n1 $NF)" = 0 ] && break; sleep 0.1; done
+el=$(( ($(date +%s%N) - K0) / 1000000 ))
+task=$(api n1 /v1/tasks/$NFT)
+er=$(json 'd["state"]+"/"+str(d["end_reason"])' <<<"$task")
+check "node failure: kerf task $NFT ended $er ${el} ms after the kill (lease 5 s)" \
+  [ "$er" = failed/lease_expired -a $el -le 9000 ]
+check "node failure: no unit of job $NF left on n1" [ "$(held n1 $NF)" = 0 ]
+api n1 '/v1/audit?limit=1000' | python3 -c "import json,sys; sys.exit(0 if any(r['action']=='task.end' and str(sys.argv[1]) in str(r.get('object')) and 'lease' in str(r.get('reason')) for r in json.load(sys.stdin)['items']) else 1)" $NFT \
+  && ok "node failure: audit task.end of task $NFT says the lease was not renewed" || bad "node failure: audit task.end names the lease"
+kill -9 $NFPID 2>/dev/null
+start_slurmd n1
+scancel $NF
+for i in $(seq 100); do squeue -h -j $NF 2>/dev/null | grep -q . || break; sleep 0.2; done
+check "node failure: slurmd n1 back, job $NF gone" eval '! squeue -h -j $NF 2>/dev/null | grep -q .'
 
 echo "slurm test: $FAILS failure(s) in $(( $(date +%s) - T0 )) s"
 [ $FAILS = 0 ]
