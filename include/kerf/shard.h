@@ -52,4 +52,8 @@ int kerf_shard_grant(const kerf_shard_rule *r, unsigned shards, uint64_t mem_byt
  * comparison (qsort-style: <0, 0, >0) for both. */
 int kerf_gres_mig_order(long long gpu_a, long long unit_a, long long gpu_b, long long unit_b);
 
+/* The same order as a qsort comparator over an array of `json_t *`, each a MIG unit of
+ * kerfd's GET /v1/node answer ("gpu", "unit"): what gres-conf and the plugin sort with. */
+int kerf_gres_mig_cmp(const void *a, const void *b);
+
 #endif /* KERF_SHARD_H */

@@ -53,15 +53,6 @@ static bool safe_path(const char *s)
         return true;
 }
 
-static int mig_cmp(const void *a, const void *b)
-{
-        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-        return kerf_gres_mig_order(json_integer_value(json_object_get(x, "gpu")),
-                                   json_integer_value(json_object_get(x, "unit")),
-                                   json_integer_value(json_object_get(y, "gpu")),
-                                   json_integer_value(json_object_get(y, "unit")));
-}
-
 /* Builds the records from kerfd's answers. Order matters to Slurm 22.05: whole GPUs first, then
  * MIG instances, then shards (MIG records listed first made slurmd type the shards after the
  * MIG profile with a zero count). Returns 0 or an exit code after one line on stderr. */
@@ -96,7 +87,7 @@ static int build(sconf *s, json_t *node, json_t *gpus)
         }
         /* MIG instances, in (GPU, unit) order: the live layout */
         json_array_foreach(migs, i, m) if (nm < MAX_ENT) sorted[nm++] = m;
-        qsort(sorted, nm, sizeof(sorted[0]), mig_cmp);
+        qsort(sorted, nm, sizeof(sorted[0]), kerf_gres_mig_cmp);
         for (i = 0; i < nm && s->n < MAX_ENT; i++) {
                 const char *gi = json_string_value(json_object_get(sorted[i], "gi_cap"));
                 const char *ci = json_string_value(json_object_get(sorted[i], "ci_cap"));

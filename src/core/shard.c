@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "kerf/shard.h"
 
 #define GIB (1024ull * 1024 * 1024)
@@ -96,4 +98,13 @@ int kerf_gres_mig_order(long long gpu_a, long long unit_a, long long gpu_b, long
         if (gpu_a != gpu_b)
                 return gpu_a < gpu_b ? -1 : 1;
         return unit_a < unit_b ? -1 : unit_a > unit_b;
+}
+
+int kerf_gres_mig_cmp(const void *a, const void *b)
+{
+        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+        return kerf_gres_mig_order(json_integer_value(json_object_get(x, "gpu")),
+                                   json_integer_value(json_object_get(x, "unit")),
+                                   json_integer_value(json_object_get(y, "gpu")),
+                                   json_integer_value(json_object_get(y, "unit")));
 }

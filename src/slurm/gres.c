@@ -37,15 +37,6 @@ int kerf_spank_gpu_memory(const char *sock, uint64_t *ret, char *err, size_t err
         return 0;
 }
 
-static int mig_cmp(const void *a, const void *b)
-{
-        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-        return kerf_gres_mig_order(json_integer_value(json_object_get(x, "gpu")),
-                                   json_integer_value(json_object_get(x, "unit")),
-                                   json_integer_value(json_object_get(y, "gpu")),
-                                   json_integer_value(json_object_get(y, "unit")));
-}
-
 /* Slurm 22.05 gives a step only the index of its gpu in the node's gres list, not the type:
  * the index is counted through gres.conf's order as `kerf slurm gres-conf` wrote it. */
 int kerf_spank_gres_grant(const char *sock, const char *cvd, char *prof, size_t plen, char *uuid,
@@ -83,7 +74,7 @@ int kerf_spank_gres_grant(const char *sock, const char *cvd, char *prof, size_t 
                     json_is_string(json_object_get(v, "ci_cap")))
                         sorted[nm++] = v;
         }
-        qsort(sorted, nm, sizeof(sorted[0]), mig_cmp);
+        qsort(sorted, nm, sizeof(sorted[0]), kerf_gres_mig_cmp);
         if (idx >= nwhole && (size_t)(idx - nwhole) < nm &&
             json_is_string(json_object_get(sorted[idx - nwhole], "profile"))) {
                 json_t *m = sorted[idx - nwhole];

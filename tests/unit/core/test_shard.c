@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <jansson.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <stdint.h>
 
@@ -87,6 +89,18 @@ static void test_mig_order(void **st)
         assert_true(kerf_gres_mig_order(3, 4, 3, 5) < 0); /* then unit id */
         assert_true(kerf_gres_mig_order(3, 6, 3, 5) > 0);
         assert_int_equal(kerf_gres_mig_order(3, 5, 3, 5), 0);
+        /* the comparator over kerfd's unit objects sorts the same way */
+        json_t *u[4] = {json_pack("{s:i, s:i}", "gpu", 1, "unit", 2),
+                        json_pack("{s:i, s:i}", "gpu", 0, "unit", 9),
+                        json_pack("{s:i, s:i}", "gpu", 1, "unit", 1),
+                        json_pack("{s:i, s:i}", "gpu", 0, "unit", 3)};
+        qsort(u, 4, sizeof(u[0]), kerf_gres_mig_cmp);
+        static const int want[4][2] = {{0, 3}, {0, 9}, {1, 1}, {1, 2}};
+        for (int i = 0; i < 4; i++) {
+                assert_int_equal(json_integer_value(json_object_get(u[i], "gpu")), want[i][0]);
+                assert_int_equal(json_integer_value(json_object_get(u[i], "unit")), want[i][1]);
+                json_decref(u[i]);
+        }
 }
 
 int main(void)
