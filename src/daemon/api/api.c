@@ -164,14 +164,7 @@ static void task_submit(kreq *r, bool attach)
         /* checks that hold for a new request only (not for a stored one at recovery) */
         if (attach && (rc = kerfd__attach_check(n, (pid_t)t->rec.pid, r->has_cred, r->uid,
                                                 t->rec.tenant, msg, sizeof(msg))) < 0) {
-                kreq_error(r,
-                           rc == -ESRCH    ? 400
-                           : rc == -EEXIST ? 409
-                                           : 403,
-                           rc == -ESRCH    ? "invalid_argument"
-                           : rc == -EEXIST ? "conflict"
-                                           : "forbidden",
-                           "%s", msg);
+                api_attach_refused(r, rc, msg);
                 kerfd_task_free(t);
                 return;
         }
@@ -617,6 +610,18 @@ static void task_detach(kreq *r, uint64_t id)
         kerfd__task_end(n, t, KERF_END_EXIT, r->actor, "detached by its launcher");
         task_get(r, id);
         kerfd__kick(n);
+}
+
+void api_attach_refused(kreq *r, int rc, const char *msg)
+{
+        kreq_error(r,
+                   rc == -ESRCH    ? 400
+                   : rc == -EEXIST ? 409
+                                   : 403,
+                   rc == -ESRCH    ? "invalid_argument"
+                   : rc == -EEXIST ? "conflict"
+                                   : "forbidden",
+                   "%s", msg);
 }
 
 /* ---- the routes (routes.def) ----------------------------------------------------------------- */

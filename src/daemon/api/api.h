@@ -42,6 +42,9 @@ void kerfd_api_task_join(kreq *r);
  * release it with kerf_store_task_fini). */
 bool api_task_id(kreq *r, uint64_t *id);
 int api_task_visible(kreq *r, uint64_t id, kerf_store_task *rec, dtask **live);
+/* Answers kerfd__attach_check's refusal `rc` with `msg`: 400 (no such process), 409 (attached
+ * already), else 403 (not the caller's). One mapping for /v1/attach and /v1/tasks/{id}/join. */
+void api_attach_refused(kreq *r, int rc, const char *msg);
 /* control.c: hold / release / update of a pending task, drain / resume of a GPU */
 void kerfd_api_task_hold(kreq *r);
 void kerfd_api_task_release(kreq *r);

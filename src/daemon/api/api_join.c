@@ -70,14 +70,7 @@ static void task_join(kreq *r, uint64_t id)
         /* whose process: the rules of /v1/attach, for the task's tenant */
         if ((rc = kerfd__attach_check(n, pid, r->has_cred, r->uid, t->rec.tenant, msg,
                                       sizeof(msg))) < 0) {
-                kreq_error(r,
-                           rc == -ESRCH    ? 400
-                           : rc == -EEXIST ? 409
-                                           : 403,
-                           rc == -ESRCH    ? "invalid_argument"
-                           : rc == -EEXIST ? "conflict"
-                                           : "forbidden",
-                           "%s", msg);
+                api_attach_refused(r, rc, msg);
                 return;
         }
         if ((rc = kerfd__task_join(n, t, pid, r->actor, msg, sizeof(msg))) < 0) {
