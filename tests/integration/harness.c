@@ -27,18 +27,50 @@
  * own tenants for the rules that bind the others (docs/SECURITY.md "Task identity"). */
 #define KD_TENANT_POLICY "    allow_root: true\n    max_priority: 1000\n    max_tier: high\n"
 
-static pid_t live_pid;
+/* every kerfd started and not yet seen to exit: a test that fails between kd_start and kd_stop
+ * (cmocka jumps out of it) leaves its kerfd here, killed at exit */
+#define MAX_LIVE 64
+static pid_t live[MAX_LIVE];
 const char *kd_limits;
 const char *kd_policy;
 const char *kd_bin;
 
+static void live_del(pid_t p)
+{
+        for (int i = 0; i < MAX_LIVE; i++)
+                if (live[i] == p)
+                        live[i] = 0;
+}
+
+static void kill_pid(pid_t p)
+{
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+        live_del(p);
+}
+
 static void kill_live(void)
 {
-        if (live_pid > 0) {
-                kill(live_pid, SIGKILL);
-                waitpid(live_pid, NULL, 0);
-                live_pid = 0;
+        for (int i = 0; i < MAX_LIVE; i++) {
+                /* only a child still ours: one a test reaped itself may be another process now */
+                if (live[i] > 0 && waitpid(live[i], NULL, WNOHANG) == 0)
+                        kill_pid(live[i]);
+                live[i] = 0;
         }
+}
+
+static void live_add(pid_t p)
+{
+        static bool registered;
+        if (!registered) {
+                atexit(kill_live);
+                registered = true;
+        }
+        for (int i = 0; i < MAX_LIVE; i++)
+                if (live[i] <= 0) {
+                        live[i] = p;
+                        return;
+                }
 }
 
 void kd_sleep_ms(unsigned ms)
@@ -142,19 +174,22 @@ void kd_start(kd *k)
                 execl(kd_bin ? kd_bin : KERFD_BIN, "kerfd", "-c", k->cfg, (char *)NULL);
                 _exit(127);
         }
-        k->pid = live_pid = p;
+        k->pid = p;
+        live_add(p);
         for (int i = 0; i < 200; i++) {
                 json_t *j = kd_call(k, "GET", "/v1/health", NULL, NULL, &st, NULL);
                 json_decref(j);
                 if (st == 200)
                         return;
                 if (waitpid(p, NULL, WNOHANG) == p) {
-                        live_pid = 0;
+                        live_del(p);
+                        k->pid = 0;
                         fail_msg("kerfd exited at start; see %s", k->log);
                 }
                 kd_sleep_ms(50);
         }
-        kill_live();
+        kill_pid(p);
+        k->pid = 0;
         fail_msg("kerfd did not answer within 10 s; see %s", k->log);
 }
 
@@ -179,7 +214,6 @@ void kd_setup(kd *k, const char *extra)
                 !kd_policy || *kd_policy ? "policy:\n" : "",
                 kd_policy ? kd_policy : "  unenforced_slices: allow\n", extra ? extra : "");
         fclose(f);
-        atexit(kill_live);
         kd_start(k);
 }
 
@@ -190,12 +224,13 @@ void kd_stop(kd *k)
         kill(k->pid, SIGTERM);
         for (int i = 0; i < 100; i++) {
                 if (waitpid(k->pid, NULL, WNOHANG) == k->pid) {
-                        k->pid = live_pid = 0;
+                        live_del(k->pid);
+                        k->pid = 0;
                         return;
                 }
                 kd_sleep_ms(50);
         }
-        kill_live();
+        kill_pid(k->pid);
         k->pid = 0;
         fail_msg("kerfd did not stop within 5 s of SIGTERM");
 }
@@ -364,7 +399,8 @@ int kd_wait_exit(kd *k, unsigned timeout_ms)
         int ws;
         for (unsigned waited = 0; k->pid > 0 && waited <= timeout_ms; waited += 20) {
                 if (waitpid(k->pid, &ws, WNOHANG) == k->pid) {
-                        k->pid = live_pid = 0;
+                        live_del(k->pid);
+                        k->pid = 0;
                         return ws;
                 }
                 kd_sleep_ms(20);
