@@ -98,7 +98,8 @@ start_kerfd() {
   for i in $(seq 100); do [ -S $B/$1/kerfd.sock ] && api $1 /v1/health >/dev/null && return 0; sleep 0.1; done
   echo "kerfd $1 did not start"; tail $B/$1/kerfd.log; exit 1
 }
-start_kerfd n1; start_kerfd n2
+# n2's store fails to record a join member while $B/failjoin exists (the refused-join case)
+start_kerfd n1; KERFD_TEST_STORE_FAIL="member_add@$B/failjoin" start_kerfd n2
 
 # ---- slurm: 2 nodes, 2 GPUs each, 4 shards per GPU; gres.conf and the NodeName lines come
 # from each node's kerfd (kerf slurm gres-conf / node-conf; its device files in <state>/dev)
@@ -347,6 +348,16 @@ out=$(srun -w n1 -n2 --gres=gpu:1g.18gb:1 bash -c 'echo $CUDA_VISIBLE_DEVICES $K
 same=$([ "$(wc -l <<<"$out")" = 2 ] && [ "$(sort -u <<<"$out" | wc -l)" = 1 ] && grep -q "^MIG-.* [0-9]* mig$" <<<"$out" && echo yes)
 check "-n2 gpu:1g.18gb:1 -> both tasks on the same MIG instance, one kerf task ($(echo $out))" [ "$same" = yes ]
 check "-n2 gpu:1g.18gb:1 -> no unit held on n1 after" [ "$(units n1)" = 0 ]
+
+# ---- a join kerfd refuses (n2's store cannot record the member: 507): the task that joins
+# fails with kerfd's message, the one that attached runs; nothing is left
+touch $B/failjoin
+srun -w n2 -n2 --gres=gpu:1 bash -c 'touch '"$B"'/ranj.$SLURM_LOCALID' 2>$B/e16; rc=$?
+rm -f $B/failjoin
+check "a refused join (HTTP 507): srun fails (rc $rc) with kerfd's message, only the attached task ran" \
+  eval '[ $rc -ne 0 ] && grep -q "refused task [01] of job [0-9]* step [0-9]* a share of kerf task [0-9]*.*(HTTP 507)" $B/e16 && [ "$(ls $B/ranj.* 2>/dev/null | wc -l)" = 1 ]'
+for i in $(seq 50); do [ "$(units n2)" = 0 ] && break; sleep 0.1; done
+check "a refused join: no unit left on n2" [ "$(units n2)" = 0 ]
 
 # ---- node failure (last: it takes n1's slurmd down): slurmd and the step's slurmstepd killed,
 # nobody renews the 5 s lease; the task's process outlives its slurmstepd (SIGKILL reaches no
