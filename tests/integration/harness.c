@@ -286,6 +286,18 @@ void kd_cleanup(kd *k)
                 fprintf(stderr, "could not remove %s\n", k->dir);
 }
 
+json_t *kd_task(kd *k, unsigned long long id)
+{
+        char path[64];
+        long s;
+        json_t *t;
+
+        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
+        t = kd_call(k, "GET", path, NULL, NULL, &s, NULL);
+        assert_int_equal(s, 200);
+        return t;
+}
+
 json_t *kd_wait_task(kd *k, unsigned long long id, const char *state, unsigned timeout_ms)
 {
         char path[64];

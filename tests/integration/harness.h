@@ -47,6 +47,8 @@ json_t *kd_call_tcp(unsigned port, const char *method, const char *path, const c
 /* Polls GET /v1/tasks/ID until state is `state` (or any ended state when state is NULL);
  * returns the task (caller decrefs) or NULL after timeout_ms. */
 json_t *kd_wait_task(kd *k, unsigned long long id, const char *state, unsigned timeout_ms);
+/* GET /v1/tasks/ID as admin; asserts 200. */
+json_t *kd_task(kd *k, unsigned long long id);
 /* Submits and returns the id (asserts 201). */
 unsigned long long kd_submit(kd *k, const char *body, const char *token);
 /* Creates a token for tenant; returns a static-lifetime heap string. */

@@ -112,17 +112,6 @@ static void join_refused(kd *k, unsigned long long id, pid_t pid, long status, c
         json_decref(t);
 }
 
-static json_t *get(kd *k, unsigned long long id)
-{
-        char path[64];
-        long s;
-        json_t *t;
-        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
-        t = kd_call(k, "GET", path, NULL, NULL, &s, NULL);
-        assert_int_equal(s, 200);
-        return t;
-}
-
 /* The task's "pids" are exactly want[0..n). */
 static void pids_are(json_t *t, const pid_t *want, size_t n)
 {
@@ -135,7 +124,7 @@ static void pids_are(json_t *t, const pid_t *want, size_t n)
 
 static void state_is(kd *k, unsigned long long id, const char *state)
 {
-        json_t *t = get(k, id);
+        json_t *t = kd_task(k, id);
         assert_string_equal(json_string_value(json_object_get(t, "state")), state);
         json_decref(t);
 }
@@ -164,7 +153,7 @@ static void test_join(void **st)
         pids_are(t, want, 2);
         json_decref(t);
         json_decref(a);
-        t = get(&k, id);
+        t = kd_task(&k, id);
         pids_are(t, want, 2);
         json_decref(t);
 
@@ -212,7 +201,7 @@ static void test_join(void **st)
         json_decref(t);
         unlink(fail_file);
         want[2] = c3;
-        t = get(&k, id);
+        t = kd_task(&k, id);
         pids_are(t, want, 3);
         json_decref(t);
         /* writable again: c4 may join (after kerfd's probe of the store) */
@@ -241,7 +230,7 @@ static void test_join(void **st)
         reap(c4);
         kd_sleep_ms(1500);
         state_is(&k, id, "running");
-        t = get(&k, id);
+        t = kd_task(&k, id);
         want[0] = c1;
         want[1] = c2;
         pids_are(t, want, 2); /* ended members leave the list; the first pid stays */
@@ -277,7 +266,7 @@ static void test_join_restart(void **st)
         json_decref(t);
         kd_stop(&k);
         kd_start(&k);
-        t = get(&k, id);
+        t = kd_task(&k, id);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "running");
         pids_are(t, want, 2);
         json_decref(t);
@@ -326,7 +315,7 @@ static void test_join_limit(void **st)
                 json_decref(t);
         }
         join_refused(&k, id, extra[MAX], 409, "256 joined processes");
-        t = get(&k, id);
+        t = kd_task(&k, id);
         assert_int_equal(json_array_size(json_object_get(t, "pids")), MAX + 1);
         json_decref(t);
         kd_stop(&k);

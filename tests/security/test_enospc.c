@@ -38,18 +38,6 @@ static json_t *get(kd *k, const char *path, long *s)
         return kd_call(k, "GET", path, NULL, NULL, s, NULL);
 }
 
-static json_t *task(kd *k, unsigned long long id)
-{
-        char path[64];
-        long s;
-        json_t *t;
-
-        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
-        t = kd_call(k, "GET", path, NULL, NULL, &s, NULL);
-        assert_int_equal(s, 200);
-        return t;
-}
-
 static const char *str(json_t *j, const char *key)
 {
         const char *v = json_string_value(json_object_get(j, key));
@@ -219,11 +207,11 @@ static void test_full_disk(void **st)
                         kd_sleep_ms(50);
         }
         assert_true(ok);
-        t = task(&k, a);
+        t = kd_task(&k, a);
         assert_string_equal(str(t, "state"), "succeeded");
         assert_true(durable(t));
         json_decref(t);
-        t = task(&k, b);
+        t = kd_task(&k, b);
         assert_string_equal(str(t, "state"), "cancelled");
         assert_true(durable(t));
         json_decref(t);
@@ -244,10 +232,10 @@ static void test_full_disk(void **st)
         /* a restarted kerfd has the same truth */
         kd_stop(&k);
         kd_start(&k);
-        t = task(&k, a);
+        t = kd_task(&k, a);
         assert_string_equal(str(t, "state"), "succeeded");
         json_decref(t);
-        t = task(&k, b);
+        t = kd_task(&k, b);
         assert_string_equal(str(t, "state"), "cancelled");
         json_decref(t);
         verify_audit(&k);

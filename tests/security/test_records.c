@@ -75,18 +75,6 @@ static bool wait_store_ok(kd *k, unsigned ms)
         return false;
 }
 
-static json_t *get_task(kd *k, unsigned long long id)
-{
-        char path[64];
-        long s;
-        json_t *t;
-
-        snprintf(path, sizeof(path), "/v1/tasks/%llu", id);
-        t = kd_call(k, "GET", path, NULL, NULL, &s, NULL);
-        assert_int_equal(s, 200);
-        return t;
-}
-
 static bool durable(json_t *t)
 {
         json_t *d = json_object_get(t, "durable");
@@ -189,7 +177,7 @@ static void test_start_not_recorded(void **st)
         id = kd_submit(&k, body, NULL); /* the insert works; the start's record does not */
         kd_sleep_ms(600);
         assert_int_not_equal(access(marker, F_OK), 0); /* never forked */
-        t = get_task(&k, id);
+        t = kd_task(&k, id);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
         assert_true(json_integer_value(json_object_get(t, "pid")) == 0);
         json_decref(t);
@@ -261,7 +249,7 @@ static void test_lease_not_recorded(void **st)
         json_decref(h);
         flag_set(false);
         assert_true(wait_store_ok(&k, 5000));
-        t = get_task(&k, id);
+        t = kd_task(&k, id);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "running");
         assert_true(durable(t));
         json_decref(t);
@@ -300,7 +288,7 @@ static void test_requeue_not_recorded(void **st)
                        NULL);
         kd_sleep_ms(800);
         for (int i = 0; i < 6; i++) {
-                t = get_task(&k, ids[i]);
+                t = kd_task(&k, ids[i]);
                 if (json_integer_value(json_object_get(t, "preemptions")) == 1) {
                         preempted = i;
                         assert_string_equal(json_string_value(json_object_get(t, "state")),
@@ -310,7 +298,7 @@ static void test_requeue_not_recorded(void **st)
                 json_decref(t);
         }
         assert_true(preempted >= 0);
-        t = get_task(&k, hi);
+        t = kd_task(&k, hi);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
         json_decref(t);
         assert_false(store_ok(&k));
@@ -323,7 +311,7 @@ static void test_requeue_not_recorded(void **st)
         verify_audit(&k);
         kd_stop(&k);
         kd_start(&k);
-        t = get_task(&k, ids[preempted]);
+        t = kd_task(&k, ids[preempted]);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
         assert_int_equal(json_integer_value(json_object_get(t, "preemptions")), 1);
         json_decref(t);
@@ -359,7 +347,7 @@ static void test_mig_row_not_recorded(void **st)
                        "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"60\"]}",
                        NULL);
         kd_sleep_ms(600);
-        t = get_task(&k, id);
+        t = kd_task(&k, id);
         assert_string_equal(json_string_value(json_object_get(t, "state")), "pending");
         json_decref(t);
         assert_false(store_ok(&k));
