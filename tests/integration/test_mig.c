@@ -29,6 +29,17 @@ static json_t *unit_of(unsigned long long id)
         return u;
 }
 
+/* Submits a high-tier inference task of `tenant` on MIG `profile` that sleeps `secs`. */
+static unsigned long long mig_task(const char *tenant, const char *profile, int secs)
+{
+        char body[256];
+        snprintf(body, sizeof(body),
+                 "{\"tenant\":\"%s\",\"workload\":\"inference\",\"tier\":\"high\","
+                 "\"mig_profile\":\"%s\",\"command\":[\"/bin/sleep\",\"%d\"]}",
+                 tenant, profile, secs);
+        return kd_submit(&K, body, NULL);
+}
+
 static void test_mig_lifecycle(void **st)
 {
         (void)st;
@@ -80,18 +91,12 @@ static void test_mig_lifecycle(void **st)
         assert_non_null(strstr(log, mig));
         free(log);
         /* fill the other MIG GPU, then a 7g request must reuse GPU gpu_a: destroy + create */
-        big = kd_submit(&K,
-                        "{\"tenant\":\"bob\",\"workload\":\"inference\",\"tier\":\"high\","
-                        "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
-                        NULL);
+        big = mig_task("bob", "7g.141gb", 30);
         json_decref(kd_wait_task(&K, big, "running", 15000));
         u = unit_of(big);
         assert_int_not_equal(json_integer_value(json_object_get(u, "gpu")), gpu_a);
         json_decref(u);
-        big2 = kd_submit(&K,
-                         "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                         "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
-                         NULL);
+        big2 = mig_task("alice", "7g.141gb", 30);
         json_decref(kd_wait_task(&K, big2, "running", 15000));
         u = unit_of(big2);
         assert_non_null(u);
@@ -156,10 +161,7 @@ static void test_mig_adopt(void **st)
         assert_int_equal(count, 1);
         assert_memory_equal(uuid, "MIG-", 4);
         /* a task of that profile runs on it: no create */
-        a = kd_submit(&K,
-                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                      "\"mig_profile\":\"2g.35gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
-                      NULL);
+        a = mig_task("alice", "2g.35gb", 30);
         json_decref(kd_wait_task(&K, a, "running", 15000));
         u = unit_of(a);
         assert_non_null(u);
@@ -190,10 +192,7 @@ static void test_mig_destroy_gone(void **st)
         json_t *u, *e;
 
         kd_setup(&K, NULL);
-        a = kd_submit(&K,
-                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"1\"]}",
-                      NULL);
+        a = mig_task("alice", "1g.18gb", 1);
         /* long enough to read its unit while it runs */
         json_decref(kd_wait_task(&K, a, "running", 15000));
         u = unit_of(a);
@@ -206,15 +205,9 @@ static void test_mig_destroy_gone(void **st)
         snprintf(cmd, sizeof(cmd), "mig destroy --gpu %d --gi %d", gpu_a, gi);
         assert_int_equal(kd_sim(&K, cmd, out, sizeof(out)), 0);
         /* fill the other MIG GPU; the next 7g needs gpu_a, where kerfd destroys first */
-        big = kd_submit(&K,
-                        "{\"tenant\":\"bob\",\"workload\":\"inference\",\"tier\":\"high\","
-                        "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
-                        NULL);
+        big = mig_task("bob", "7g.141gb", 30);
         json_decref(kd_wait_task(&K, big, "running", 15000));
-        big2 = kd_submit(&K,
-                         "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                         "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
-                         NULL);
+        big2 = mig_task("alice", "7g.141gb", 30);
         json_decref(kd_wait_task(&K, big2, "running", 15000));
         u = unit_of(big2);
         assert_non_null(u);
@@ -244,10 +237,7 @@ static void test_mig_refused(void **st)
         setenv("KERFD_TEST_SLOW_LAUNCH_MS", "2000", 1);
         kd_setup(&K, NULL);
         unsetenv("KERFD_TEST_SLOW_LAUNCH_MS");
-        big = kd_submit(&K,
-                        "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                        "\"mig_profile\":\"7g.141gb\",\"command\":[\"/bin/sleep\",\"30\"]}",
-                        NULL);
+        big = mig_task("alice", "7g.141gb", 30);
         /* kerfd waits 2 s before its create: both MIG GPUs get a small instance meanwhile */
         for (int g = 0; g < 2; g++) {
                 snprintf(cmd, sizeof(cmd), "mig create --gpu %d --profile 1g.18gb --start 6", g);
@@ -304,14 +294,8 @@ static void test_mig_pinned(void **st)
 
         kd_setup(&K, NULL);
         /* two 1g instances, both left READY when their tasks end */
-        a = kd_submit(&K,
-                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"2\"]}",
-                      NULL);
-        b = kd_submit(&K,
-                      "{\"tenant\":\"alice\",\"workload\":\"inference\",\"tier\":\"high\","
-                      "\"mig_profile\":\"1g.18gb\",\"command\":[\"/bin/sleep\",\"2\"]}",
-                      NULL);
+        a = mig_task("alice", "1g.18gb", 2);
+        b = mig_task("alice", "1g.18gb", 2);
         json_decref(kd_wait_task(&K, a, "running", 15000));
         json_decref(kd_wait_task(&K, b, "running", 15000));
         u = unit_of(a);
