@@ -344,6 +344,10 @@ int cli_show(cli *c, int argc, char **argv)
                        cli_bytes(u, "memory"), cli_num(u, "compute"));
         }
         print_slice(t);
+        const json_t *du = json_object_get(t, "device_util");
+        if (json_is_object(du)) /* what the device itself reports, beside the shim's figures */
+                printf("%-14s SM %s%% (%s per-process utilisation, summed over its GPUs)\n",
+                       "device", cli_num(du, "sm_pct"), cli_str(du, "source"));
         json_t *log = json_object_get(t, "log");
         printf("%-14s %s\n%-14s %s\n", "stdout", cli_str(log, "stdout"), "stderr",
                cli_str(log, "stderr"));

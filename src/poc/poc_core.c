@@ -91,7 +91,7 @@ static const struct {
     {SZ(probe_s), 0.2, 60, 2.0, 1.5},
     {SZ(kernel_us), 50, 100000, 2000, 1000},
     {SZ(contention_s), 0.5, 600, 6.0, 2.0},
-    {SZ(fair_s), 0.5, 600, 6.0, 2.0},
+    {SZ(fair_s), 0.5, 600, 6.0, 3.0},
     {SZ(serve_s), 1, 600, 9.0, 3.0},
     {SZ(serve_rate), 1, 10000, 100, 50},
     {SZ(window_ms), 50, 10000, 500, 250},

@@ -69,6 +69,21 @@ double sw_num(const json_t *o, const char *key)
         return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+void sw_devview_add(sw_devview *v, const poc_task *t)
+{
+        double ms = poc_task_num(t, "device_util.sampled_ms", NAN);
+        double pct = poc_task_num(t, "device_util.sm_pct", NAN);
+        if (isnan(ms) || isnan(pct) || (int64_t)ms == v->last_ms)
+                return;
+        v->last_ms = (int64_t)ms;
+        if (!v->skipped) {
+                v->skipped = true;
+                return;
+        }
+        v->n++;
+        v->sum += pct;
+}
+
 int sw_set_quota(poc_ctx *p, const char *tenant, const char *res, json_t *nominal)
 {
         char path[128];

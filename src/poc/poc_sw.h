@@ -25,6 +25,16 @@ int sw_set_quota(poc_ctx *p, const char *tenant, const char *res, json_t *nomina
 void sw_quota_reset(poc_ctx *p, const char *tenant);
 /* Cites the audit records of the task ("task:ID"). */
 void sw_cite(poc_ctx *p, json_t *rec, const poc_task *t);
+/* The device's view of a task over a window: the mean of its distinct device_util samples
+ * (NVML per-process SM %, as kerfd last polled it), the first one seen left out (it may cover
+ * time before the window). */
+typedef struct sw_devview {
+        int64_t last_ms; /* sampled_ms of the newest sample taken */
+        bool skipped;    /* the first one was seen (and left out) */
+        unsigned n;
+        double sum;
+} sw_devview;
+void sw_devview_add(sw_devview *v, const poc_task *t);
 /* The kernel length argument ("1000") into buf. */
 char *sw_kus(const poc_ctx *p, char *buf, size_t cap);
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clirun.h"
 #include "harness.h"
 #include "kerf/slice_abi.h"
 
@@ -596,6 +597,40 @@ static void test_real_shim(void **st)
                         kd_sleep_ms(100);
         }
         assert_true(hb); /* the shim attached, charged the 64 MiB and beats */
+        /* the device's own view (kerf-sim's per-process utilisation through the backend) of a
+         * 20 ms kernel every ~120 ms, beside the shim's measured compute_used_pct */
+        json_t *du = NULL;
+        double used = -1;
+        for (int i = 0; i < 30; i++) {
+                t = kd_call(&K, "GET", path, NULL, NULL, &s, NULL);
+                du = json_object_get(t, "device_util");
+                if (json_is_object(du) && json_integer_value(json_object_get(du, "sm_pct")) > 0 &&
+                    json_integer_value(json_object_get(du, "sampled_ms")) >=
+                        json_integer_value(json_object_get(t, "started_ms")) + 1500) {
+                        json_incref(du);
+                        used = json_number_value(
+                            json_object_get(json_object_get(t, "usage"), "compute_used_pct"));
+                        json_decref(t);
+                        break;
+                }
+                du = NULL;
+                json_decref(t);
+                kd_sleep_ms(100);
+        }
+        assert_non_null(du);
+        assert_string_equal(json_string_value(json_object_get(du, "source")), "sim");
+        long sm = (long)json_integer_value(json_object_get(du, "sm_pct"));
+        print_message("device_util.sm_pct %ld, usage.compute_used_pct %.1f\n", sm, used);
+        assert_in_range(sm, 8, 20);
+        assert_true(used >= sm - 6 && used <= sm + 6);
+        json_decref(du);
+        char ids[32];
+        snprintf(ids, sizeof(ids), "%llu", id);
+        kd_out o = kd_cli_runv(&K, NULL, NULL, "show", ids, NULL);
+        kd_cli_assert_code(&o, 0);
+        if (!strstr(o.out, "\ndevice         SM ") || !strstr(o.out, "% (sim per-process"))
+                fail_msg("kerf show has no device line:\n%s", o.out);
+        kd_out_fini(&o);
         /* active for 3 s, then idle: ended by the idle timeout, not before the work stopped */
         t = kd_wait_task(&K, id, NULL, 20000);
         assert_non_null(t);

@@ -52,6 +52,26 @@ static const char *verdict(json_t *rep, const char *id)
         return "";
 }
 
+/* Whether record `id` has a measure whose name starts with `prefix` and that failed. */
+static bool measure_failed(json_t *rep, const char *id, const char *prefix)
+{
+        json_t *r, *m;
+        size_t i, j;
+        json_array_foreach(json_object_get(rep, "records"), i, r)
+        {
+                if (strcmp(json_string_value(json_object_get(r, "id")), id))
+                        continue;
+                json_array_foreach(json_object_get(r, "measures"), j, m)
+                {
+                        const char *name = json_string_value(json_object_get(m, "name"));
+                        if (name && !strncmp(name, prefix, strlen(prefix)) &&
+                            !json_is_true(json_object_get(m, "pass")))
+                                return true;
+                }
+        }
+        return false;
+}
+
 /* every field of docs/POC.md "Record", every cited audit seq in audit.ndjson, logs present */
 static void check_records(json_t *rep)
 {
@@ -141,6 +161,13 @@ int main(int argc, char **argv)
                 CHECK(ex == 1, "exit %d, want 1", ex);
                 CHECK(!strcmp(verdict(rep, "SW1"), "FAIL"), "SW1 %s", verdict(rep, "SW1"));
                 CHECK(!strcmp(verdict(rep, "SW2"), "FAIL"), "SW2 %s", verdict(rep, "SW2"));
+                /* caught by what the device saw, not only by what the broken shim reports */
+                CHECK(measure_failed(rep, "SW2", "throttling (device's view): poc-a"),
+                      "SW2: the device's view of poc-a's share did not fail");
+                CHECK(measure_failed(rep, "SW2", "throttling (device's view): poc-b"),
+                      "SW2: the device's view of poc-b's share did not fail");
+                CHECK(measure_failed(rep, "SW2", "accounting:"),
+                      "SW2: the shim's under-counted device time was not caught");
         } else if (!strcmp(mode, "no_shim")) {
                 int ex = run("--quick --only SW1,SW2,SW3 --test-no-shim");
                 rep = report();

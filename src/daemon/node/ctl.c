@@ -448,7 +448,7 @@ static dtask *task_of_pid(kerfd_node *n, unsigned gpu, pid_t pid)
                 dtask *t = val;
                 if (!is_slice(t) || !t->region || t->units[0].gpu != gpu)
                         continue;
-                if (t->rec.pid == pid || (pg > 0 && t->rec.pgid == pg))
+                if (kerfd__task_has_pid(t, pid, pg))
                         return t;
         }
         return NULL;

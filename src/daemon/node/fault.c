@@ -206,7 +206,7 @@ static void app_tasks(kerfd_node *n, int g, unsigned bgpu, hit *h)
                 pid_t pg = getpgid((pid_t)p[i].pid);
                 for (unsigned k = 0; k < all.n_tasks; k++) {
                         dtask *t = kerfd__live(n, all.tasks[k]);
-                        if (t && (t->rec.pid == (int64_t)p[i].pid || (pg > 0 && t->rec.pgid == pg)))
+                        if (t && kerfd__task_has_pid(t, (pid_t)p[i].pid, pg))
                                 hit_task(h, n, t->rec.id);
                 }
         }

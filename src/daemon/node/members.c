@@ -150,6 +150,18 @@ uint64_t kerfd__member_task(kerfd_node *n, pid_t pid)
         return 0;
 }
 
+bool kerfd__task_has_pid(const dtask *t, pid_t pid, pid_t pg)
+{
+        if (pid <= 0)
+                return false;
+        if (t->rec.pid == pid || (pg > 0 && t->rec.pgid == pg))
+                return true;
+        for (unsigned i = 0; i < t->n_members; i++)
+                if (t->members[i].pid == pid)
+                        return true;
+        return false;
+}
+
 void kerfd__members_recover(kerfd_node *n, dtask *t)
 {
         kerf_store_member *sm = NULL;

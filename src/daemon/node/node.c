@@ -513,16 +513,24 @@ static void check_limits(kerfd_node *n, uint64_t mono)
         free(d);
 }
 
-/* GPU activity: per-process samples mark tasks active; GPU figures for /metrics. */
+/* GPU activity: per-process samples mark tasks active and give each task the device's own
+ * view of its use (dev_sm_pct, independent of what the shim measures and reports); GPU
+ * figures for /metrics. */
 static void poll_gpus(kerfd_node *n, uint64_t mono)
 {
         static kerf_backend_proc_util s[256];
+        kerf_u64map_iter it;
+        void *val;
+        bool sampled = false;
         if (!n->backend || mono - n->last_poll_mono < 1000)
                 return;
         uint64_t since = (n->last_poll_mono ? kerfd_now_ms() - (mono - n->last_poll_mono)
                                             : kerfd_now_ms() - 1000) *
                          1000;
         n->last_poll_mono = mono;
+        it = (kerf_u64map_iter)KERF_U64MAP_ITER_INIT;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val))
+                ((dtask *)val)->dev_sm_acc = 0;
         for (size_t g = 0; g < n->fleet->n_gpus && g < KERF_MAX_NODE_GPUS; g++) {
                 kerf_backend_gpu bg;
                 kerf_backend_util u;
@@ -534,18 +542,30 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
                 if (kerf_backend_util_get(n->backend, (unsigned)b, &u) == 0)
                         n->gpu_util[g] = u.gpu_pct;
                 cnt = kerf_backend_proc_util_list(n->backend, (unsigned)b, since, s, 256);
+                sampled |= cnt >= 0;
                 for (int i = 0; i < cnt && i < 256; i++) {
                         if (s[i].sm_pct == 0)
                                 continue;
                         pid_t pg = getpgid((pid_t)s[i].pid);
-                        kerf_u64map_iter it = KERF_U64MAP_ITER_INIT;
-                        void *val;
+                        it = (kerf_u64map_iter)KERF_U64MAP_ITER_INIT;
                         while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
                                 dtask *t = val;
-                                if (t->rec.pid == s[i].pid || (pg > 0 && t->rec.pgid == pg))
-                                        t->last_active_mono = mono;
+                                if (!kerfd__task_has_pid(t, (pid_t)s[i].pid, pg))
+                                        continue;
+                                t->last_active_mono = mono;
+                                t->dev_sm_acc += s[i].sm_pct;
+                                break;
                         }
                 }
+        }
+        if (!sampled) /* no per-process utilisation from this backend: no device view */
+                return;
+        int64_t now = (int64_t)kerfd_now_ms();
+        it = (kerf_u64map_iter)KERF_U64MAP_ITER_INIT;
+        while (kerf_u64map_next(&n->live, &it, NULL, &val)) {
+                dtask *t = val;
+                t->dev_sm_pct = t->dev_sm_acc;
+                t->dev_sm_ms = now;
         }
 }
 

@@ -90,6 +90,10 @@ typedef struct dtask {
         unsigned bypass_suspect; /* consecutive polls that saw the bypass condition */
         uint64_t use_dev_ns, use_mono_ms; /* last usage sample (device time, when) */
         double compute_used_pct;          /* device time rate over the last sample interval */
+        /* the device's own view, not the shim's (node.c poll_gpus): the SM % the backend's
+         * per-process utilisation gives its processes, summed over GPUs, at the last poll */
+        unsigned dev_sm_pct, dev_sm_acc; /* acc: the poll in progress */
+        int64_t dev_sm_ms;               /* wall clock of that poll; 0: no sample yet */
         bool
             start_unrecorded; /* its start could not be recorded: not forked, retried (records.c) */
         bool run_open;        /* a run of it was opened in the store (cost.c) */
@@ -423,6 +427,9 @@ bool kerfd__attached_alive(kerfd_node *n, dtask *t);
 void kerfd__members_fence(kerfd_node *n, dtask *t);
 /* The live task whose member `pid` is, 0 when none. */
 uint64_t kerfd__member_task(kerfd_node *n, pid_t pid);
+/* Whether `pid` (process group `pg`, 0 when unknown) is a process of t: its first process,
+ * its process group, or a member that joined it. */
+bool kerfd__task_has_pid(const dtask *t, pid_t pid, pid_t pg);
 /* Recovery of running attached task t: its stored members read back; the live ones (pid and
  * proc_start match) kept, the others dropped from the store. */
 void kerfd__members_recover(kerfd_node *n, dtask *t);
