@@ -185,6 +185,9 @@ int poc_snapshot_metrics(poc_ctx *p, json_t *rec, const char *label);
 /* A chart series for the report: series[name] = {"x": label, "y": label, "points": [[x,y],..]}. */
 void poc_series(json_t *rec, const char *name, const char *xlabel, const char *ylabel,
                 json_t *points /* stolen */);
+/* The same with several named lines: series[name] = {"x", "y", "lines": {line: [[x,y],..]}}. */
+void poc_series_lines(json_t *rec, const char *name, const char *xlabel, const char *ylabel,
+                      json_t *lines /* stolen */);
 /* A timeline event (fault, restart, ...) at time t_ms with its blast radius or outcome. */
 void poc_event(json_t *rec, int64_t t_ms, const char *what,
                json_t *detail /* stolen, may be NULL */);

@@ -16,6 +16,12 @@ static void sw_secs(char *buf, size_t cap, double s)
 
 /* ---- SW2 ---- */
 
+/* Appends [x, y] to lines[line]. */
+static void sw_point(json_t *lines, const char *line, double x, double y)
+{
+        json_array_append_new(json_object_get(lines, line), json_pack("[f, f]", x, y));
+}
+
 void poc_sw2(poc_ctx *p)
 {
         json_t *rec = poc_record_new(p, "SW2", POC_ROUTE_SOFTWARE, "contention");
@@ -126,7 +132,8 @@ void poc_sw2(poc_ctx *p)
         poc_task_get(p, &fb);
         double a0 = poc_task_num(&fa, "usage.device_time_ns", 0);
         double b0 = poc_task_num(&fb, "usage.device_time_ns", 0);
-        json_t *pts = json_array();
+        json_t *pts = json_pack("{s:[], s:[]}", "poc-a", "poc-b"),
+               *dpts = json_pack("{s:[], s:[]}", "poc-a", "poc-b");
         sw_devview va = {0}, vb = {0};
         int64_t t0 = poc_now_ms();
         while (poc_now_ms() - t0 < (int64_t)(p->sz.fair_s * 1000) && poc_sleep_ms(p, 250)) {
@@ -134,16 +141,18 @@ void poc_sw2(poc_ctx *p)
                 poc_task_get(p, &fb);
                 sw_devview_add(&va, &fa);
                 sw_devview_add(&vb, &fb);
-                json_array_append_new(pts,
-                                      json_pack("[f, f, f]", (double)(poc_now_ms() - t0) / 1000.0,
-                                                poc_task_num(&fa, "usage.compute_used_pct", 0),
-                                                poc_task_num(&fb, "usage.compute_used_pct", 0)));
+                double ts = (double)(poc_now_ms() - t0) / 1000.0;
+                sw_point(pts, "poc-a", ts, poc_task_num(&fa, "usage.compute_used_pct", 0));
+                sw_point(pts, "poc-b", ts, poc_task_num(&fb, "usage.compute_used_pct", 0));
+                sw_point(dpts, "poc-a", ts, poc_task_num(&fa, "device_util.sm_pct", 0));
+                sw_point(dpts, "poc-b", ts, poc_task_num(&fb, "device_util.sm_pct", 0));
         }
         poc_snapshot_metrics(p, rec, "peak");
         double da = poc_task_num(&fa, "usage.device_time_ns", 0) - a0;
         double db = poc_task_num(&fb, "usage.device_time_ns", 0) - b0;
         double win_ns = (double)(poc_now_ms() - t0) * 1e6;
-        poc_series(rec, "share", "s", "compute used (%): [t, poc-a, poc-b]", pts);
+        poc_series_lines(rec, "share", "s", "compute used (%, the shim's measure)", pts);
+        poc_series_lines(rec, "device", "s", "SM (%, the device's view)", dpts);
         const char *gub = json_string_value(json_object_get(
             json_array_get(json_object_get(fb.last, "units"), 0), "gpu_uuid"));
         poc_measure(rec, "fair share: both tasks on one GPU", *gu && gub && !strcmp(gu, gub),
@@ -173,7 +182,11 @@ void poc_sw2(poc_ctx *p)
                             0.10, "usage.device_time_ns against device_util.sm_pct");
         } else {
                 poc_skip(rec, "throttling (device's view)",
-                         "no device_util samples: the backend gives no per-process utilisation");
+                         va.skipped && vb.skipped
+                             ? "one device_util sample per task: fair_s is too short for a "
+                               "sample that covers only the window (kerfd polls once a second)"
+                             : "no device_util samples: the backend gives no per-process "
+                               "utilisation");
         }
         poc_measure(rec, "throttling: launches held back (throttled_ns, both)",
                     fmin(poc_task_num(&fa, "usage.throttled_ns", 0),

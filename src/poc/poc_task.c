@@ -383,6 +383,14 @@ void poc_series(json_t *rec, const char *name, const char *xlabel, const char *y
                                       points ? points : json_array()));
 }
 
+void poc_series_lines(json_t *rec, const char *name, const char *xlabel, const char *ylabel,
+                      json_t *lines)
+{
+        json_object_set_new(json_object_get(rec, "series"), name,
+                            json_pack("{s:s, s:s, s:o}", "x", xlabel, "y", ylabel, "lines",
+                                      lines ? lines : json_object()));
+}
+
 void poc_event(json_t *rec, int64_t t_ms, const char *what, json_t *detail)
 {
         json_array_append_new(json_object_get(rec, "timeline"),
