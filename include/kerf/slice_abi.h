@@ -117,7 +117,13 @@ struct kerf_slice_region {
         _Atomic uint64_t credit_stamp_ns; /* CLOCK_MONOTONIC ns of the last refill */
         _Atomic uint64_t launches;        /* launches (all kinds) of all processes */
         _Atomic uint64_t held_launches;   /* launches that waited for credit, FROZEN or YIELD */
-        uint64_t reserved[16];
+        /* ABI 2, from the reserved space: launches of a kernel without a cost estimate yet that
+         * waited for its first measurement (KS_MAX_UNKNOWN unmeasured ones in flight, docs/
+         * SHIM.md); not throttling, so neither in throttled_ns nor in held_launches. 0 from a
+         * shim that does not count them. */
+        _Atomic uint64_t sample_wait_ns;
+        _Atomic uint64_t sample_waits;
+        uint64_t reserved[14];
         struct kerf_slice_proc procs[KERF_SLICE_MAX_PROCS];
 };
 

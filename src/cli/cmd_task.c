@@ -302,9 +302,14 @@ static void print_slice(const json_t *t)
                json_number_value(json_object_get(u, "compute_used_pct")),
                cli_num(u, "compute_allowed_pct"), cli_num(u, "compute_pct"),
                cli_num(u, "compute_limit_pct"));
-        printf("%-14s %.3f s throttled, %s of %s launches held\n", "throttling",
+        printf("%-14s %.3f s throttled, %s of %s launches held", "throttling",
                (double)json_integer_value(json_object_get(u, "throttled_ns")) / 1e9,
                cli_num(u, "held_launches"), cli_num(u, "launches"));
+        if (json_integer_value(json_object_get(u, "sample_waits")) > 0)
+                printf("; %.3f s in %s wait(s) for a new kernel's first cost sample",
+                       (double)json_integer_value(json_object_get(u, "sample_wait_ns")) / 1e9,
+                       cli_num(u, "sample_waits"));
+        putchar('\n');
 }
 
 int cli_show(cli *c, int argc, char **argv)

@@ -118,8 +118,8 @@ void poc_sw2(poc_ctx *p)
         json_decref(req);
         poc_wait_state(p, &fa, "running", 15000);
         char gu[96] = ""; /* a copy: fa.last is replaced at every read */
-        const char *s0 = json_string_value(json_object_get(
-            json_array_get(json_object_get(fa.last, "units"), 0), "gpu_uuid"));
+        const char *s0 = json_string_value(
+            json_object_get(json_array_get(json_object_get(fa.last, "units"), 0), "gpu_uuid"));
         snprintf(gu, sizeof(gu), "%s", s0 ? s0 : "");
         req = sw_slice("poc-b", 4 * GIB, 30, 0);
         if (*gu)
@@ -153,8 +153,8 @@ void poc_sw2(poc_ctx *p)
         double win_ns = (double)(poc_now_ms() - t0) * 1e6;
         poc_series_lines(rec, "share", "s", "compute used (%, the shim's measure)", pts);
         poc_series_lines(rec, "device", "s", "SM (%, the device's view)", dpts);
-        const char *gub = json_string_value(json_object_get(
-            json_array_get(json_object_get(fb.last, "units"), 0), "gpu_uuid"));
+        const char *gub = json_string_value(
+            json_object_get(json_array_get(json_object_get(fb.last, "units"), 0), "gpu_uuid"));
         poc_measure(rec, "fair share: both tasks on one GPU", *gu && gub && !strcmp(gu, gub),
                     "bool", "==", 1, *gu ? gu : "poc-a's task has no unit");
         poc_measure(rec, "fair share: device time poc-a / poc-b over the window",
@@ -169,17 +169,18 @@ void poc_sw2(poc_ctx *p)
         if (va.n && vb.n) {
                 double sa = va.sum / va.n / 100, sb = vb.sum / vb.n / 100;
                 char why[160];
-                snprintf(why, sizeof(why), "device_util.sm_pct, %u and %u samples (%s)", va.n,
-                         vb.n, poc_task_str(&fa, "device_util.source"));
-                poc_measure(rec, "throttling (device's view): poc-a SM share", sa, "share", "<=",
-                            0.30 + 0.10, why);
-                poc_measure(rec, "throttling (device's view): poc-b SM share", sb, "share", "<=",
-                            0.30 + 0.10, why);
+                snprintf(why, sizeof(why), "device_util.sm_pct, %u and %u samples (%s)", va.n, vb.n,
+                         poc_task_str(&fa, "device_util.source"));
+                poc_measure(rec, "throttling (device's view): poc-a SM share", sa, "share",
+                            "<=", 0.30 + 0.10, why);
+                poc_measure(rec, "throttling (device's view): poc-b SM share", sb, "share",
+                            "<=", 0.30 + 0.10, why);
                 poc_measure(rec, "guarantee (device's view): the lower SM share", fmin(sa, sb),
-                            "share", ">=", 0.30 / 2, "each task ran and got half its grant or more");
+                            "share", ">=", 0.30 / 2,
+                            "each task ran and got half its grant or more");
                 poc_measure(rec, "accounting: shim-measured share minus the device's, worst",
-                            fmax(fabs(da / win_ns - sa), fabs(db / win_ns - sb)), "share", "<=",
-                            0.10, "usage.device_time_ns against device_util.sm_pct");
+                            fmax(fabs(da / win_ns - sa), fabs(db / win_ns - sb)), "share",
+                            "<=", 0.10, "usage.device_time_ns against device_util.sm_pct");
         } else {
                 poc_skip(rec, "throttling (device's view)",
                          va.skipped && vb.skipped

@@ -433,8 +433,12 @@ static void wait_first_sample(ks_key *k)
                 collect(ks__now_ns());
                 sleep_ns(100000);
         }
-        if (held)
-                held_account(t0);
+        if (held) { /* the limiter learning a cost, not holding the task at its share */
+                struct kerf_slice_region *r = ks.region;
+                atomic_fetch_add_explicit(&r->sample_wait_ns, ks__now_ns() - t0,
+                                          memory_order_relaxed);
+                atomic_fetch_add_explicit(&r->sample_waits, 1, memory_order_relaxed);
+        }
 }
 
 /* ---- the gate ---- */

@@ -39,6 +39,8 @@ int main(int argc, char **argv)
         atomic_store(&r->memory_charged, 123456789u);
         atomic_store(&r->device_time_ns, 2500000000u);
         atomic_store(&r->throttled_ns, 1500000000u);
+        atomic_store(&r->sample_wait_ns, 7000000u);
+        atomic_store(&r->sample_waits, 3u);
         end = mono_ns() + (uint64_t)(active * 1e9);
         while (mono_ns() < end) {
                 atomic_store(&r->last_activity_ns, mono_ns());

@@ -502,6 +502,8 @@ static void test_usage_metrics(void **st)
         assert_int_equal(json_integer_value(json_object_get(u, "compute_limit_pct")), 60);
         assert_in_range(json_integer_value(json_object_get(u, "compute_allowed_pct")), 30, 60);
         assert_int_equal(json_integer_value(json_object_get(u, "throttled_ns")), 1500000000);
+        assert_int_equal(json_integer_value(json_object_get(u, "sample_wait_ns")), 7000000);
+        assert_int_equal(json_integer_value(json_object_get(u, "sample_waits")), 3);
         assert_true(json_number_value(json_object_get(u, "compute_used_pct")) >= 0);
         assert_false(json_is_true(json_object_get(u, "frozen")));
         json_decref(t);

@@ -569,6 +569,10 @@ json_t *kerfd__usage_json(const dtask *t)
         json_object_set_new(j, "launches", json_integer((json_int_t)atomic_load(&r->launches)));
         json_object_set_new(j, "held_launches",
                             json_integer((json_int_t)atomic_load(&r->held_launches)));
+        json_object_set_new(j, "sample_wait_ns",
+                            json_integer((json_int_t)atomic_load(&r->sample_wait_ns)));
+        json_object_set_new(j, "sample_waits",
+                            json_integer((json_int_t)atomic_load(&r->sample_waits)));
         json_object_set_new(j, "processes", json_integer((json_int_t)atomic_load(&r->nprocs)));
         json_object_set_new(j, "heartbeat_age_ms",
                             hb ? json_integer((json_int_t)((now > hb ? now - hb : 0) / 1000000u))

@@ -658,8 +658,8 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
                 json_object_set_new(j, "usage", u ? u : json_null());
         }
         /* the device's view of its processes (poll_gpus), beside the shim's usage above */
-        if (t && t->state == KERF_TASK_RUNNING &&
-            t->dev_sm_ms && (int64_t)t->dev_sm_ms >= rec->started_ms)
+        if (t && t->state == KERF_TASK_RUNNING && t->dev_sm_ms &&
+            (int64_t)t->dev_sm_ms >= rec->started_ms)
                 json_object_set_new(j, "device_util",
                                     json_pack("{s:i, s:I, s:s}", "sm_pct", (int)t->dev_sm_pct,
                                               "sampled_ms", (json_int_t)t->dev_sm_ms, "source",

@@ -70,10 +70,11 @@ static CUresult f_ev_record(CUevent e, CUstream s)
         v->t = (records++ & 1) ? ks__now_ns() + fake_cost_ns : ks__now_ns();
         return CUDA_SUCCESS;
 }
+static _Atomic bool fake_busy; /* the GPU has not reached any end event yet */
 static CUresult f_ev_query(CUevent e)
 {
         (void)e;
-        return CUDA_SUCCESS;
+        return atomic_load(&fake_busy) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 static CUresult f_elapsed(float *ms, CUevent a, CUevent b)
 {
@@ -104,6 +105,7 @@ static int setup(void **state)
         ks_real.cuEventQuery = f_ev_query;
         ks_real.cuEventElapsedTime = f_elapsed;
         nev = records = 0;
+        atomic_store(&fake_busy, false);
         memset(keys, 0, sizeof(keys));
         ks__limiter_init();
         return 0;
@@ -257,6 +259,44 @@ static void t_gate_frozen(void **state)
         assert_int_equal(atomic_load(&r->held_launches), 2);
 }
 
+static void *gpu_done(void *arg)
+{
+        (void)arg;
+        usleep(100000);
+        atomic_store(&fake_busy, false);
+        return NULL;
+}
+
+/* A new kernel's fifth launch while its first four are unmeasured waits for the first sample:
+ * counted as a sample wait, not as throttling (the task is far below its share). */
+static void t_gate_sample_wait(void **state)
+{
+        (void)state;
+        static int fn;
+        struct kerf_slice_region *r = ks.region;
+        atomic_store(&r->limits.compute_allowed_pct, 100);
+        atomic_store(&fake_busy, true);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, gpu_done, NULL), 0);
+        uint64_t t0 = ks__now_ns();
+        for (unsigned i = 0; i <= KS_MAX_UNKNOWN; i++) {
+                ks_launch l;
+                ks__gate_begin(&l, KS_KIND_KERNEL, &fn, 7, NULL, false);
+                ks__gate_end(&l, CUDA_SUCCESS);
+        }
+        uint64_t dt = ks__now_ns() - t0;
+        pthread_join(th, NULL);
+        assert_true(dt >= 90 * KS_MS); /* the fifth waited for the GPU */
+        assert_int_equal(atomic_load(&r->sample_waits), 1);
+        assert_true(atomic_load(&r->sample_wait_ns) >= 90 * KS_MS);
+        assert_int_equal(atomic_load(&r->held_launches), 0);
+        assert_int_equal(atomic_load(&r->throttled_ns), 0);
+        assert_int_equal(atomic_load(&ks.slot->throttled_ns), 0);
+        /* learnt: the next launches of the kernel do not wait */
+        launch_n(10, &fn);
+        assert_int_equal(atomic_load(&r->sample_waits), 1);
+}
+
 /* The tick says when it needs its 2 ms cadence; the exit hook publishes what no tick saw. */
 static void t_tick_busy_and_exit(void **state)
 {
@@ -317,6 +357,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(t_gate_rate, setup, teardown),
             cmocka_unit_test_setup_teardown(t_gate_unthrottled_and_refund, setup, teardown),
             cmocka_unit_test_setup_teardown(t_gate_frozen, setup, teardown),
+            cmocka_unit_test_setup_teardown(t_gate_sample_wait, setup, teardown),
             cmocka_unit_test_setup_teardown(t_tick_busy_and_exit, setup, teardown),
             cmocka_unit_test_setup_teardown(t_ctx_gone, setup, teardown),
         };
