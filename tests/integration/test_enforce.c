@@ -481,6 +481,11 @@ static void test_usage_metrics(void **st)
         assert_non_null(strstr(m, "kerf_gpu_slice_compute_used_percent{gpu=\"0\""));
         assert_non_null(strstr(m, "kerf_slice_held_launches_total{task="));
         assert_non_null(strstr(m, "kerf_slice_memory_denied_total{task="));
+        snprintf(needle, sizeof(needle),
+                 "kerf_slice_sample_wait_seconds_total{task=\"%llu\",tenant=\"alice\","
+                 "enforcement=\"shim\"} 0.007\n",
+                 id);
+        assert_non_null(strstr(m, needle));
         free(m);
         for (int i = 0; i < 40; i++) { /* the controller thread steps over the region */
                 m = metrics();
@@ -628,6 +633,11 @@ static void test_real_shim(void **st)
         json_decref(du);
         char ids[32];
         snprintf(ids, sizeof(ids), "%llu", id);
+        char *m = metrics(), needle[160];
+        snprintf(needle, sizeof(needle), "kerf_task_device_sm_percent{task=\"%llu\",", id);
+        if (!strstr(m, needle))
+                fail_msg("/metrics has no %s", needle);
+        free(m);
         kd_out o = kd_cli_runv(&K, NULL, NULL, "show", ids, NULL);
         kd_cli_assert_code(&o, 0);
         if (!strstr(o.out, "\ndevice         SM ") || !strstr(o.out, "% (sim per-process"))

@@ -137,6 +137,8 @@ static int snap_task(msnap *s, const dtask *t, bool run, double wait_s)
         m->xid_errors = t->xid_errors;
         m->has_counters = kerfd__slice_counters(t, &m->mem_used, &m->dev_ns, &m->thr_ns);
         m->has_usage = kerfd__metrics_slice_read(t, &m->u);
+        int64_t sm_ms;
+        m->has_dev_sm = kerfd__task_dev_sm(t, &m->dev_sm, &sm_ms);
         m->gpu = t->preempt_frozen ? t->preempt_gpu : t->n_units ? t->units[0].gpu : 0;
         return 0;
 }
@@ -326,6 +328,9 @@ static void tasks(FILE *f, const msnap *s, const char *only)
              "GPU time the task's kernels used (slice region, measured by the shim)."},
             {"kerf_task_throttled_seconds_total", "counter",
              "Time the shim held the task's launches back to keep its compute share."},
+            {"kerf_task_device_sm_percent", "gauge",
+             "SM utilisation the device reports for the task's processes (per-process samples "
+             "at the last 1 s poll, summed over its GPUs; not the shim's figure)."},
         };
         for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
                 head(f, g[k].name, g[k].type, g[k].help);
@@ -334,7 +339,11 @@ static void tasks(FILE *f, const msnap *s, const char *only)
                         double v;
                         if (!shown(only, t->tenant))
                                 continue;
-                        if (k >= 8) {
+                        if (k == 11) {
+                                if (!t->has_dev_sm)
+                                        continue;
+                                v = t->dev_sm;
+                        } else if (k >= 8) {
                                 if (!t->has_counters)
                                         continue;
                                 v = k == 8 ? (double)t->mem_used

@@ -48,7 +48,7 @@ const char *kerfd__metrics_hostname(void);
 /* What one slice region says, in the units the series use. */
 typedef struct msusage {
         double mem_used, mem_peak, mem_limit, compute_used, compute_allowed, throttled_s;
-        double denied, held;
+        double denied, held, sample_wait_s;
 } msusage;
 
 /* A live task that holds a unit (or keeps a slice region): the only tasks with series of
@@ -64,8 +64,10 @@ typedef struct mtask {
         double wait_s;
         uint64_t mem_used, dev_ns, thr_ns; /* kerfd__slice_counters */
         msusage u;                         /* metrics_slice.c's read of the region */
-        unsigned gpu;                      /* the GPU its region is summed on */
-        kerf_unit_kind kind;               /* of its units (has_units) */
+        bool has_dev_sm;                   /* the device's view (kerfd__task_dev_sm) */
+        unsigned dev_sm;
+        unsigned gpu;        /* the GPU its region is summed on */
+        kerf_unit_kind kind; /* of its units (has_units) */
         unsigned n_units;
 } mtask;
 

@@ -16,6 +16,7 @@ enum {
         S_THROTTLED,
         S_DENIED,
         S_HELD,
+        S_SAMPLE_WAIT,
         S_COUNT
 };
 
@@ -33,13 +34,15 @@ static const struct {
     [S_DENIED] = {"memory_denied_total", "counter", "Allocations the memory cap refused."},
     [S_HELD] = {"held_launches_total", "counter",
                 "Launches that waited (compute credit, suspend, yield)."},
+    [S_SAMPLE_WAIT] = {"sample_wait_seconds_total", "counter",
+                       "Time launches of a new kernel waited for its first cost sample."},
 };
 
 static double sget(const msusage *u, int k)
 {
         const double v[S_COUNT] = {
-            u->mem_used,        u->mem_peak,    u->mem_limit, u->compute_used,
-            u->compute_allowed, u->throttled_s, u->denied,    u->held};
+            u->mem_used,    u->mem_peak, u->mem_limit, u->compute_used, u->compute_allowed,
+            u->throttled_s, u->denied,   u->held,      u->sample_wait_s};
         return v[k];
 }
 
@@ -53,6 +56,7 @@ static void sadd(msusage *a, const msusage *b)
         a->throttled_s += b->throttled_s;
         a->denied += b->denied;
         a->held += b->held;
+        a->sample_wait_s += b->sample_wait_s;
 }
 
 bool kerfd__metrics_slice_read(const dtask *t, msusage *u)
@@ -68,6 +72,7 @@ bool kerfd__metrics_slice_read(const dtask *t, msusage *u)
         u->throttled_s = (double)atomic_load(&r->throttled_ns) / 1e9;
         u->denied = (double)atomic_load(&r->memory_denied);
         u->held = (double)atomic_load(&r->held_launches);
+        u->sample_wait_s = (double)atomic_load(&r->sample_wait_ns) / 1e9;
         return true;
 }
 

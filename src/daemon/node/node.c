@@ -582,6 +582,15 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
         }
 }
 
+bool kerfd__task_dev_sm(const dtask *t, unsigned *pct, int64_t *at_ms)
+{
+        if (t->state != KERF_TASK_RUNNING || !t->dev_sm_ms || t->dev_sm_ms < t->rec.started_ms)
+                return false;
+        *pct = t->dev_sm_pct;
+        *at_ms = t->dev_sm_ms;
+        return true;
+}
+
 /* One pass. Call graph:
  *   tick -> kerf_exec_reap -> handle_exit -> kerfd__task_end (sched finish/cancel + store)
  *        -> check_limits -> kerfd__task_stop (exec stop; end recorded at reap)

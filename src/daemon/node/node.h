@@ -430,6 +430,10 @@ uint64_t kerfd__member_task(kerfd_node *n, pid_t pid);
 /* Whether `pid` (process group `pg`, 0 when unknown) is a process of t: its first process,
  * its process group, or a member that joined it. */
 bool kerfd__task_has_pid(const dtask *t, pid_t pid, pid_t pg);
+/* The device's view of a running task (poll_gpus): true with its SM % and the poll's wall
+ * clock ms once a poll after its start sampled it; false otherwise (not running, no poll yet,
+ * or a backend without per-process utilisation). */
+bool kerfd__task_dev_sm(const dtask *t, unsigned *pct, int64_t *at_ms);
 /* Recovery of running attached task t: its stored members read back; the live ones (pid and
  * proc_start match) kept, the others dropped from the store. */
 void kerfd__members_recover(kerfd_node *n, dtask *t);

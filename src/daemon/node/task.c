@@ -658,12 +658,12 @@ json_t *kerfd_task_json(kerfd_node *n, const kerf_store_task *rec, const dtask *
                 json_object_set_new(j, "usage", u ? u : json_null());
         }
         /* the device's view of its processes (poll_gpus), beside the shim's usage above */
-        if (t && t->state == KERF_TASK_RUNNING && t->dev_sm_ms &&
-            (int64_t)t->dev_sm_ms >= rec->started_ms)
+        unsigned sm;
+        int64_t sm_ms;
+        if (t && kerfd__task_dev_sm(t, &sm, &sm_ms))
                 json_object_set_new(j, "device_util",
-                                    json_pack("{s:i, s:I, s:s}", "sm_pct", (int)t->dev_sm_pct,
-                                              "sampled_ms", (json_int_t)t->dev_sm_ms, "source",
-                                              n->backend_name));
+                                    json_pack("{s:i, s:I, s:s}", "sm_pct", (int)sm, "sampled_ms",
+                                              (json_int_t)sm_ms, "source", n->backend_name));
         else
                 json_object_set_new(j, "device_util", json_null());
         if (t && !t->argv) {
