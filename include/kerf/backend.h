@@ -276,10 +276,15 @@ int kerf_backend_proc_list(kerf_backend *b, unsigned gpu, unsigned gi_id, kerf_b
 /* GPU and memory-controller busy percent. -KERF_EUNSUPP on MIG-enabled GPUs (NVML does not
  * report it there). */
 int kerf_backend_util_get(kerf_backend *b, unsigned gpu, kerf_backend_util *ret);
-/* Per-process utilisation samples newer than `since_us` (0 = all buffered). Returns how many
- * exist (0 when none); up to `max` into out. -KERF_EUNSUPP on MIG-enabled GPUs. */
+/* Per-process utilisation samples newer than `since_us` (0 = all buffered), one per process:
+ * several buffered samples of a process (NVML may keep more than one) are merged by
+ * kerf_backend_proc_util_merge. Returns how many are in out (0 when none; at most `max`: the
+ * merge of the first `max` the library returned). -KERF_EUNSUPP on MIG-enabled GPUs. */
 int kerf_backend_proc_util_list(kerf_backend *b, unsigned gpu, uint64_t since_us,
                                 kerf_backend_proc_util *out, size_t max);
+/* Merges the samples of one pid in s[0..n) into one, in place, in order of first appearance:
+ * sm_pct and mem_pct their rounded mean, ts_us the newest. Returns the new count. */
+size_t kerf_backend_proc_util_merge(kerf_backend_proc_util *s, size_t n);
 
 /* Starts the event watcher thread (one per handle; -EBUSY when running). `w` is copied.
  * Events registered on every GPU that supports them: XID critical errors, GPU lost. */

@@ -294,7 +294,36 @@ int kerf_backend_proc_util_list(kerf_backend *b, unsigned gpu, uint64_t since_us
                 return leave(b, r);
         r = b->ops->proc_util_list ? b->ops->proc_util_list(b, gpu, since_us, out, max)
                                    : unsupported(b, "per-process utilisation");
+        if (r > 0) /* one per process: out[0..r) after the merge */
+                r = (int)kerf_backend_proc_util_merge(out, (size_t)r < max ? (size_t)r : max);
         return leave(b, r);
+}
+
+size_t kerf_backend_proc_util_merge(kerf_backend_proc_util *s, size_t n)
+{
+        size_t k = 0; /* s[0..k): merged, one per pid; s[k..n) still as read (k <= i) */
+        for (size_t i = 0; i < n; i++) {
+                size_t j = 0;
+                while (j < k && s[j].pid != s[i].pid)
+                        j++;
+                if (j < k) /* merged at its first sample */
+                        continue;
+                kerf_backend_proc_util m = s[i];
+                unsigned long sm = 0, mem = 0, c = 0;
+                for (size_t l = i; l < n; l++) {
+                        if (s[l].pid != m.pid)
+                                continue;
+                        sm += s[l].sm_pct;
+                        mem += s[l].mem_pct;
+                        c++;
+                        if (s[l].ts_us > m.ts_us)
+                                m.ts_us = s[l].ts_us;
+                }
+                m.sm_pct = (unsigned)((sm + c / 2) / c);
+                m.mem_pct = (unsigned)((mem + c / 2) / c);
+                s[k++] = m;
+        }
+        return k;
 }
 
 int kerf_backend_watch_start(kerf_backend *b, const kerf_backend_watch *w)

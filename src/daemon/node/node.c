@@ -543,21 +543,8 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
                         n->gpu_util[g] = u.gpu_pct;
                 cnt = kerf_backend_proc_util_list(n->backend, (unsigned)b, since, s, 256);
                 sampled |= cnt >= 0;
-                if (cnt > 256)
-                        cnt = 256;
-                for (int i = 0; i < cnt; i++) {
-                        /* NVML may return several buffered samples of one process: its
-                         * figure is their mean, taken at its first sample */
-                        unsigned sum = 0, ns = 0;
-                        bool first = true;
-                        for (int k = 0; k < cnt && first; k++) {
-                                if (s[k].pid != s[i].pid)
-                                        continue;
-                                first = k >= i;
-                                sum += s[k].sm_pct;
-                                ns++;
-                        }
-                        if (!first || sum == 0)
+                for (int i = 0; i < cnt && i < 256; i++) { /* one sample per process */
+                        if (s[i].sm_pct == 0)
                                 continue;
                         pid_t pg = getpgid((pid_t)s[i].pid);
                         it = (kerf_u64map_iter)KERF_U64MAP_ITER_INIT;
@@ -566,7 +553,7 @@ static void poll_gpus(kerfd_node *n, uint64_t mono)
                                 if (!kerfd__task_has_pid(t, (pid_t)s[i].pid, pg))
                                         continue;
                                 t->last_active_mono = mono;
-                                t->dev_sm_acc += (sum + ns / 2) / ns;
+                                t->dev_sm_acc += s[i].sm_pct;
                                 break;
                         }
                 }

@@ -193,6 +193,28 @@ static void test_whole_gpu_procs_util(void **state)
         bt_child_end(child);
 }
 
+/* NVML may buffer several samples of one process: the backend gives one per process, the
+ * mean of its samples at the newest time, in order of first appearance. */
+static void test_proc_util_merge(void **state)
+{
+        (void)state;
+        kerf_backend_proc_util s[] = {
+            {7, 100, 30, 10}, {9, 110, 50, 0}, {7, 300, 31, 11}, {7, 200, 20, 3}, {4, 50, 0, 0}};
+        assert_int_equal(kerf_backend_proc_util_merge(s, 5), 3);
+        assert_int_equal(s[0].pid, 7);
+        assert_int_equal(s[0].sm_pct, 27); /* (30 + 31 + 20) / 3 = 27 */
+        assert_int_equal(s[0].mem_pct, 8); /* (10 + 11 + 3) / 3 = 8 */
+        assert_int_equal(s[0].ts_us, 300);
+        assert_int_equal(s[1].pid, 9);
+        assert_int_equal(s[1].sm_pct, 50);
+        assert_int_equal(s[1].ts_us, 110);
+        assert_int_equal(s[2].pid, 4);
+        assert_int_equal(kerf_backend_proc_util_merge(s, 0), 0);
+        kerf_backend_proc_util one = {5, 1, 1, 1};
+        assert_int_equal(kerf_backend_proc_util_merge(&one, 1), 1);
+        assert_int_equal(one.sm_pct, 1);
+}
+
 static void test_mig_mode_guard(void **state)
 {
         bt *t = *state;
@@ -281,6 +303,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
+            cmocka_unit_test(test_proc_util_merge),
             cmocka_unit_test_setup_teardown(test_versions_and_upgrade, setup, teardown),
             cmocka_unit_test_setup_teardown(test_create_list, setup, teardown),
             cmocka_unit_test_setup_teardown(test_placement_conflict, setup, teardown),
