@@ -16,6 +16,14 @@ static void sw_secs(char *buf, size_t cap, double s)
 
 /* ---- SW2 ---- */
 
+/* The GPU UUID of the task's first unit in its last read object, "" when none. */
+static const char *unit_gpu(const poc_task *t)
+{
+        const char *s = json_string_value(
+            json_object_get(json_array_get(json_object_get(t->last, "units"), 0), "gpu_uuid"));
+        return s ? s : "";
+}
+
 /* Appends [x, y] to lines[line]. */
 static void sw_point(json_t *lines, const char *line, double x, double y)
 {
@@ -117,10 +125,8 @@ void poc_sw2(poc_ctx *p)
         poc_submit(p, rec, &fa, req, spin);
         json_decref(req);
         poc_wait_state(p, &fa, "running", 15000);
-        char gu[96] = ""; /* a copy: fa.last is replaced at every read */
-        const char *s0 = json_string_value(
-            json_object_get(json_array_get(json_object_get(fa.last, "units"), 0), "gpu_uuid"));
-        snprintf(gu, sizeof(gu), "%s", s0 ? s0 : "");
+        char gu[96]; /* a copy: fa.last is replaced at every read */
+        snprintf(gu, sizeof(gu), "%s", unit_gpu(&fa));
         req = sw_slice("poc-b", 4 * GIB, 30, 0);
         if (*gu)
                 json_object_set_new(req, "gpu_uuid", json_string(gu));
@@ -153,9 +159,7 @@ void poc_sw2(poc_ctx *p)
         double win_ns = (double)(poc_now_ms() - t0) * 1e6;
         poc_series_lines(rec, "share", "s", "compute used (%, the shim's measure)", pts);
         poc_series_lines(rec, "device", "s", "SM (%, the device's view)", dpts);
-        const char *gub = json_string_value(
-            json_object_get(json_array_get(json_object_get(fb.last, "units"), 0), "gpu_uuid"));
-        poc_measure(rec, "fair share: both tasks on one GPU", *gu && gub && !strcmp(gu, gub),
+        poc_measure(rec, "fair share: both tasks on one GPU", *gu && !strcmp(gu, unit_gpu(&fb)),
                     "bool", "==", 1, *gu ? gu : "poc-a's task has no unit");
         poc_measure(rec, "fair share: device time poc-a / poc-b over the window",
                     fmin(da, db) / fmax(fmax(da, db), 1), "ratio", ">=", 0.8,
